@@ -1,0 +1,102 @@
+"""docevals-mlflow: document-AI evaluations as MLflow experiments.
+
+The names below are the public API; everything else may change without notice.
+"""
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.artifacts import (
+    ReferenceArtifact,
+    artifact_from_path,
+    artifact_from_value,
+)
+from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
+from docevals_mlflow.core.fingerprints import canonical_json, sha256_json
+from docevals_mlflow.core.paths import format_path, parse_path
+from docevals_mlflow.core.registry import OperationRegistry
+from docevals_mlflow.core.reports import (
+    CheckpointSummary,
+    EvaluationReport,
+    MetricSummary,
+    PipelineEvaluationReport,
+    ReferenceSummary,
+    SpecFingerprints,
+    StageSummary,
+    SuiteReport,
+)
+from docevals_mlflow.core.results import ErrorRecord, MetricResult
+from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
+from docevals_mlflow.core.values import values_equal
+from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
+from docevals_mlflow.errors import (
+    CheckpointWarning,
+    ConfigurationError,
+    DocEvalsError,
+    DocEvalsWarning,
+    InputError,
+    InputFileNotFoundError,
+    MetricError,
+    OutputError,
+    PipelineDefinitionError,
+)
+from docevals_mlflow.evaluation.evaluator import Evaluator
+from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
+from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
+from docevals_mlflow.evaluation.suite import build_suite_report
+from docevals_mlflow.reports.files import load_report, write_report
+from docevals_mlflow.reports.markdown import (
+    render_case_markdown,
+    render_pipeline_markdown,
+    render_suite_markdown,
+)
+
+__all__ = [
+    "CheckpointSummary",
+    "CheckpointWarning",
+    "ConfigurationError",
+    "DEFAULT_RUBRIC",
+    "DocEvalsError",
+    "DocEvalsWarning",
+    "ErrorRecord",
+    "EvaluationCase",
+    "EvaluationReport",
+    "EvaluationSpec",
+    "Evaluator",
+    "ExactStructuredMetric",
+    "FunctionMetric",
+    "InputError",
+    "InputFileNotFoundError",
+    "Metric",
+    "MetricError",
+    "MetricResult",
+    "MetricSummary",
+    "OperationRegistry",
+    "OperationSpec",
+    "OutputError",
+    "PipelineCase",
+    "PipelineDefinitionError",
+    "PipelineEvaluationReport",
+    "PipelineEvaluator",
+    "Producer",
+    "ReferenceArtifact",
+    "ReferenceSummary",
+    "SpecFingerprints",
+    "StageSummary",
+    "SuiteReport",
+    "__version__",
+    "artifact_from_path",
+    "artifact_from_value",
+    "build_suite_report",
+    "canonical_json",
+    "combine_verdicts",
+    "failure_context",
+    "format_path",
+    "load_report",
+    "parse_path",
+    "render_case_markdown",
+    "render_pipeline_markdown",
+    "render_suite_markdown",
+    "sha256_json",
+    "values_equal",
+    "write_report",
+]

@@ -1,0 +1,4 @@
+"""The pure core: references, specs, cases, fingerprints, verdicts and report models.
+
+Nothing here imports mlflow or httpx.
+"""

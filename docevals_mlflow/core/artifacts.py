@@ -1,0 +1,315 @@
+"""References with an authority level, and loading them from files or values."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import mimetypes
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from docevals_mlflow.core.fingerprints import canonical_json
+from docevals_mlflow.core.literals import ArtifactKind, Authority, ComparisonMode, ContentFormat
+from docevals_mlflow.core.model import FrozenModel
+from docevals_mlflow.errors import InputError, InputFileNotFoundError
+
+INLINE_SCHEME = "inline://"
+
+PATH_COLUMNS = ("path", "field_path")
+"""Column names that make a table a path table, in order of preference."""
+VALUE_COLUMNS = ("expected", "expected_value", "value")
+"""Column names holding the expected value of a path-table row, in order of preference."""
+
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".gif": "image/gif",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
+    ".bmp": "image/bmp",
+}
+_TEXT_TYPES = {
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".rst": "text/x-rst",
+}
+_TABLE_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+_TABLE_TYPES = {".csv": "text/csv", ".tsv": "text/tab-separated-values"}
+
+
+def _is_path_table(rows: Any) -> bool:
+    if not isinstance(rows, list) or not rows:
+        return False
+    return all(
+        isinstance(row, Mapping)
+        and any(column in row for column in PATH_COLUMNS)
+        and any(column in row for column in VALUE_COLUMNS)
+        for row in rows
+    )
+
+
+class ReferenceArtifact(FrozenModel):
+    """One reference for a case: a file or an inline value, with its authority.
+
+    ``authority`` says how far it may be trusted: ``evidence`` (raw source, can be
+    wrong), ``generated`` (provisional, AI-generated) or ``ground_truth``
+    (authoritative). ``content`` holds parsed text or structured data; images, PDFs
+    and other files keep only their ``path``.
+    """
+
+    id: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    kind: ArtifactKind
+    authority: Authority
+    comparison_mode: ComparisonMode = "auto"
+    media_type: str | None = None
+    content: Any = None
+    content_format: ContentFormat | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_content(self) -> ReferenceArtifact:
+        if self.kind == "text" and self.content is not None and not isinstance(self.content, str):
+            raise ValueError(f"reference {self.id!r}: text content must be a string")
+        if self.kind == "structured" and self.content is None:
+            raise ValueError(f"reference {self.id!r}: structured reference without content")
+        if self.content_format is None and self.content is not None:
+            inferred: ContentFormat
+            if isinstance(self.content, str):
+                inferred = "text"
+            elif _is_path_table(self.content):
+                inferred = "path_table"
+            else:
+                inferred = "json"
+            object.__setattr__(self, "content_format", inferred)
+        if self.content_format == "path_table" and not _is_path_table(self.content):
+            raise ValueError(
+                f"reference {self.id!r}: a path table needs rows with one of "
+                f"{'/'.join(PATH_COLUMNS)} and one of {'/'.join(VALUE_COLUMNS)}"
+            )
+        return self
+
+    @property
+    def is_inline(self) -> bool:
+        """True when the reference is a value rather than a file on disk."""
+        return self.path.startswith(INLINE_SCHEME)
+
+    @property
+    def exact_comparable(self) -> bool:
+        """Whether deterministic metrics may flatten and compare this reference.
+
+        ``auto``: JSON values and path tables are exact-comparable, ordinary tables and
+        text are not (a judge reads those); ``exact``: any structured content is;
+        ``semantic``: never.
+        """
+        if self.kind != "structured" or self.comparison_mode == "semantic":
+            return False
+        if self.comparison_mode == "exact":
+            return True
+        return self.content_format in ("json", "path_table")
+
+
+def artifact_from_value(
+    value: Any,
+    *,
+    authority: Authority,
+    artifact_id: str,
+    comparison_mode: ComparisonMode = "auto",
+    metadata: Mapping[str, Any] | None = None,
+) -> ReferenceArtifact:
+    """Wrap an in-memory value as a reference: text for ``str``, structured otherwise.
+
+    A list of rows with ``path``/``field_path`` and ``expected``/``expected_value``/
+    ``value`` keys is a path table, exactly as if it had been read from a CSV file.
+    """
+    source = f"{INLINE_SCHEME}{artifact_id}"
+    if isinstance(value, str):
+        kind: ArtifactKind = "text"
+        media_type = "text/plain"
+    else:
+        try:
+            value = json.loads(canonical_json(value))
+        except InputError as exc:
+            raise InputError(exc.message, source=source, expected=exc.expected) from None
+        kind = "structured"
+        media_type = "application/json"
+    return ReferenceArtifact(
+        id=artifact_id,
+        path=source,
+        kind=kind,
+        authority=authority,
+        comparison_mode=comparison_mode,
+        media_type=media_type,
+        content=value,
+        metadata=dict(metadata or {}),
+    )
+
+
+def artifact_from_path(
+    path: str | os.PathLike[str],
+    *,
+    authority: Authority,
+    artifact_id: str | None = None,
+    comparison_mode: ComparisonMode = "auto",
+    metadata: Mapping[str, Any] | None = None,
+) -> ReferenceArtifact:
+    """Load a reference from a file, choosing its kind by extension.
+
+    * ``.json``: structured (parsed);
+    * ``.csv`` / ``.tsv``: structured rows; a path table when it has path and
+      expected-value columns, an ordinary table otherwise;
+    * ``.txt`` / ``.md`` / ``.markdown`` / ``.rst``: text;
+    * ``.png`` ``.jpg`` ``.jpeg`` ``.webp`` ``.gif`` ``.tif`` ``.tiff`` ``.bmp``: image
+      (signature checked, no content);
+    * ``.pdf``: PDF (signature checked, no content);
+    * anything else: a plain file.
+
+    The id defaults to the file name without its extension.
+
+    Raises:
+        InputFileNotFoundError: the file does not exist.
+        InputError: the file cannot be parsed as its extension says.
+    """
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise InputFileNotFoundError("file not found", source=str(file_path))
+    suffix = file_path.suffix.lower()
+    ref_id = artifact_id or file_path.stem
+    kind: ArtifactKind
+    content: Any = None
+    content_format: ContentFormat | None = None
+    if suffix == ".json":
+        kind, media_type = "structured", "application/json"
+        content, content_format = load_json_file(file_path), "json"
+    elif suffix in _TABLE_DELIMITERS:
+        kind, media_type = "structured", _TABLE_TYPES[suffix]
+        content = load_table_file(file_path)
+        content_format = "path_table" if _is_path_table(content) else "table"
+    elif suffix in _TEXT_TYPES:
+        kind, media_type = "text", _TEXT_TYPES[suffix]
+        content, content_format = read_text_file(file_path), "text"
+    elif suffix in _IMAGE_TYPES:
+        kind, media_type = "image", _IMAGE_TYPES[suffix]
+        _check_signature(file_path, media_type)
+    elif suffix == ".pdf":
+        kind, media_type = "pdf", "application/pdf"
+        _check_signature(file_path, media_type)
+    else:
+        kind = "file"
+        media_type = mimetypes.guess_type(file_path.name)[0] or "application/octet-stream"
+    return ReferenceArtifact(
+        id=ref_id,
+        path=str(file_path),
+        kind=kind,
+        authority=authority,
+        comparison_mode=comparison_mode,
+        media_type=media_type,
+        content=content,
+        content_format=content_format,
+        metadata=dict(metadata or {}),
+    )
+
+
+def read_text_file(path: Path) -> str:
+    """Read UTF-8 text (a BOM is tolerated); undecodable bytes are an :class:`InputError`."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputFileNotFoundError("file not found", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=str(path)
+        ) from None
+
+
+def load_json_file(path: Path) -> Any:
+    """Parse a JSON file, naming the line and column of any syntax error."""
+    text = read_text_file(path)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            source=str(path),
+        ) from None
+    except ValueError as exc:
+        raise InputError(str(exc), source=str(path), expected="finite numbers") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_table_file(path: Path) -> list[dict[str, str]]:
+    """Read a CSV/TSV file with a header row into a list of row dicts.
+
+    Rows with more cells than the header, duplicate or empty column names, and a
+    missing header are reported with the file and line.
+    """
+    delimiter = _TABLE_DELIMITERS.get(path.suffix.lower(), ",")
+    text = read_text_file(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            raise InputError("empty table: a header row is required", source=str(path))
+        columns = [cell.strip() for cell in header]
+        seen: set[str] = set()
+        for column in columns:
+            if not column:
+                raise InputError("empty column name in header", source=str(path), record="line 1")
+            if column in seen:
+                raise InputError(
+                    f"duplicate column {column!r} in header", source=str(path), record="line 1"
+                )
+            seen.add(column)
+        rows: list[dict[str, str]] = []
+        for cells in reader:
+            line = reader.line_num
+            if not cells or not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) > len(columns):
+                raise InputError(
+                    f"{len(cells)} cells but the header has {len(columns)} columns",
+                    source=str(path),
+                    record=f"line {line}",
+                )
+            padded = cells + [""] * (len(columns) - len(cells))
+            rows.append(dict(zip(columns, padded, strict=True)))
+    except csv.Error as exc:
+        raise InputError(
+            f"malformed table: {exc}", source=str(path), record=f"line {reader.line_num}"
+        ) from None
+    return rows
+
+
+_SIGNATURES: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/tiff": (b"II*\x00", b"MM\x00*"),
+    "image/bmp": (b"BM",),
+}
+
+
+def _check_signature(path: Path, media_type: str) -> None:
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if media_type == "application/pdf":
+        ok = b"%PDF-" in head
+    elif media_type == "image/webp":
+        ok = head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+    else:
+        ok = head.startswith(_SIGNATURES[media_type])
+    if not ok:
+        raise InputError(
+            "file content does not match its extension", source=str(path), expected=media_type
+        )

@@ -1,0 +1,111 @@
+"""Base classes for the package's pydantic models.
+
+Validation failures surface as :class:`~docevals_mlflow.errors.InputError` (a
+``ValueError``) whose message names the model, the field path and what was expected,
+instead of pydantic's multi-line ``ValidationError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from docevals_mlflow.errors import InputError
+
+
+def _loc_text(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def describe_validation_error(error: ValidationError, *, title: str | None = None) -> str:
+    """One readable line per problem: ``field.path: message (got ...)``."""
+    lines = []
+    for item in error.errors(include_url=False):
+        message = str(item.get("msg", "invalid value"))
+        for prefix in ("Value error, ", "Assertion failed, "):
+            if message.startswith(prefix):
+                message = message[len(prefix) :]
+        where = _loc_text(tuple(item.get("loc", ())))
+        got = ""
+        if (
+            item.get("type") not in {"missing", "value_error", "assertion_error"}
+            and "input" in item
+        ):
+            shown = repr(item["input"])
+            got = f" (got {shown[:80] + '...' if len(shown) > 80 else shown})"
+        lines.append(f"{where}: {message}{got}" if where else f"{message}{got}")
+    head = f"invalid {title or error.title}"
+    return head + ": " + "; ".join(lines)
+
+
+def input_error_from_validation(
+    error: ValidationError,
+    *,
+    title: str | None = None,
+    source: str | None = None,
+    record: str | int | None = None,
+) -> InputError:
+    """Convert a pydantic error to an :class:`InputError` carrying the first field path.
+
+    When a validator raised one of this package's errors on purpose, that error (with
+    its class and context) is returned instead of a generic one.
+    """
+    first = error.errors(include_url=False)
+    if len(first) == 1:
+        original = (first[0].get("ctx") or {}).get("error")
+        if isinstance(original, InputError):
+            return original
+    converted = InputError(
+        describe_validation_error(error, title=title), source=source, record=record
+    )
+    # The message already names every field path; the attribute keeps the first one
+    # for callers that want it without parsing text.
+    converted.path = _loc_text(tuple(first[0].get("loc", ()))) if first else None
+    return converted
+
+
+class DocEvalsModel(BaseModel):
+    """Base for models: invalid data raises :class:`InputError`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise input_error_from_validation(exc, title=type(self).__name__) from None
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate(
+                obj,
+                strict=strict,
+                extra=extra,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise input_error_from_validation(exc, title=cls.__name__) from None
+
+
+class FrozenModel(DocEvalsModel):
+    """A model whose fields cannot be reassigned once fingerprinted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

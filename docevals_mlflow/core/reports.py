@@ -1,0 +1,229 @@
+"""Report models: one case, one pipeline, a suite. Plain data, JSON round-trippable."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.artifacts import ReferenceArtifact
+from docevals_mlflow.core.cases import EvaluationCase, Producer
+from docevals_mlflow.core.fingerprints import optional_sha256_json, sha256_file, sha256_json
+from docevals_mlflow.core.literals import (
+    ArtifactKind,
+    Authority,
+    ComparisonMode,
+    ContentFormat,
+    FailureContext,
+    JudgeInstructionMode,
+    SpecStatus,
+    Verdict,
+)
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.results import MetricResult
+from docevals_mlflow.core.specs import EvaluationSpec
+
+
+class SpecFingerprints(DocEvalsModel):
+    """Ids, versions and SHA-256 fingerprints of everything that defines a stage.
+
+    Every hash is ``sha256(canonical_json(value))`` of the effective (resolved) value;
+    ``None`` where the value is absent.
+    """
+
+    operation_spec_id: str | None = None
+    operation_spec_version: str | None = None
+    evaluation_spec_id: str | None = None
+    evaluation_spec_version: str | None = None
+    evaluation_spec_status: SpecStatus | None = None
+    action_instruction_sha256: str | None = None
+    evaluation_spec_sha256: str | None = None
+    rubric_sha256: str
+    judge_instruction_sha256: str | None = None
+    operation_spec_sha256: str
+    """Fingerprint of the effective operation spec: operation, spec id and version,
+    action instruction and evaluation spec after resolution."""
+
+
+def spec_fingerprints(case: EvaluationCase) -> SpecFingerprints:
+    """Fingerprint a (resolved) case's instructions and specs."""
+    spec = case.evaluation_spec
+    return SpecFingerprints(
+        operation_spec_id=case.operation_spec_id,
+        operation_spec_version=case.operation_spec_version,
+        evaluation_spec_id=spec.spec_id if spec else None,
+        evaluation_spec_version=spec.version if spec else None,
+        evaluation_spec_status=spec.status if spec else None,
+        action_instruction_sha256=optional_sha256_json(case.action_instruction),
+        evaluation_spec_sha256=optional_sha256_json(spec),
+        rubric_sha256=sha256_json(case.rubric),
+        judge_instruction_sha256=optional_sha256_json(case.judge_instruction),
+        operation_spec_sha256=sha256_json(
+            {
+                "operation": case.operation,
+                "operation_spec_id": case.operation_spec_id,
+                "operation_spec_version": case.operation_spec_version,
+                "action_instruction": case.action_instruction,
+                "evaluation_spec": spec,
+            }
+        ),
+    )
+
+
+class ReferenceSummary(DocEvalsModel):
+    """What a report records about one reference (not its content)."""
+
+    id: str
+    kind: ArtifactKind
+    authority: Authority
+    comparison_mode: ComparisonMode
+    content_format: ContentFormat | None = None
+    media_type: str | None = None
+    path: str
+    exact_comparable: bool
+    sha256: str | None
+    """Digest of the file's bytes, or of the inline content's canonical JSON; ``None``
+    when the file could not be read."""
+
+
+def reference_digest(reference: ReferenceArtifact) -> str | None:
+    """SHA-256 of what a reference holds: file bytes, else canonical JSON of content."""
+    if not reference.is_inline:
+        try:
+            return sha256_file(reference.path)
+        except OSError:
+            if reference.content is None:
+                return None
+    return sha256_json(reference.content)
+
+
+def summarize_reference(reference: ReferenceArtifact) -> ReferenceSummary:
+    """The report entry for one reference."""
+    return ReferenceSummary(
+        id=reference.id,
+        kind=reference.kind,
+        authority=reference.authority,
+        comparison_mode=reference.comparison_mode,
+        content_format=reference.content_format,
+        media_type=reference.media_type,
+        path=reference.path,
+        exact_comparable=reference.exact_comparable,
+        sha256=reference_digest(reference),
+    )
+
+
+class EvaluationReport(DocEvalsModel):
+    """Everything decided about one stage of one case, and what it was decided on."""
+
+    kind: Literal["case"] = "case"
+    package_version: str = __version__
+    case_id: str
+    stage_id: str
+    operation: str
+    prediction_name: str = "prediction"
+    producer: Producer | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    action_instruction: str | None = None
+    evaluation_spec: EvaluationSpec | None = None
+    rubric: str
+    judge_instruction: str | None = None
+    judge_instruction_mode: JudgeInstructionMode = "append"
+    fingerprints: SpecFingerprints
+    verdict: Verdict
+    upstream_verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    failure_context: FailureContext
+    requires_human_review: bool = False
+    warnings: list[str] = Field(default_factory=list)
+    reference_summary: list[ReferenceSummary] = Field(default_factory=list)
+    metric_results: list[MetricResult] = Field(default_factory=list)
+    from_checkpoint: bool = False
+
+    def metric(self, name: str) -> MetricResult:
+        """The result of the metric called ``name``."""
+        for result in self.metric_results:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+
+class CheckpointSummary(DocEvalsModel):
+    """What a checkpointed pipeline run reused and what it recomputed."""
+
+    directory: str
+    reused: list[str] = Field(default_factory=list)
+    computed: list[str] = Field(default_factory=list)
+    invalidated: dict[str, str] = Field(default_factory=dict)
+    """Stage id → why its checkpoint was not reused (stale, corrupt)."""
+
+
+class PipelineEvaluationReport(DocEvalsModel):
+    """Stage reports of one pipeline, in execution order.
+
+    ``verdict`` combines the stage verdicts (fail > uncertain > pass >
+    not_applicable); the per-stage ``failure_context`` says where a failure belongs.
+    """
+
+    kind: Literal["pipeline"] = "pipeline"
+    package_version: str = __version__
+    pipeline_id: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    execution_order: list[str]
+    waves: list[list[str]]
+    stage_reports: list[EvaluationReport]
+    verdict: Verdict
+    requires_human_review: bool
+    checkpoint: CheckpointSummary | None = None
+
+    def stage(self, stage_id: str) -> EvaluationReport:
+        """The report of stage ``stage_id``."""
+        for report in self.stage_reports:
+            if report.stage_id == stage_id:
+                return report
+        raise KeyError(stage_id)
+
+
+class StageSummary(DocEvalsModel):
+    """Verdict and attribution figures of one stage id across a suite."""
+
+    count: int
+    verdict_counts: dict[Verdict, int]
+    pass_rate: float
+    fail_rate: float
+    uncertain_rate: float
+    not_applicable_rate: float
+    failure_contexts: dict[FailureContext, int]
+    human_review_rate: float
+
+
+class MetricSummary(DocEvalsModel):
+    """One metric's figures across a suite."""
+
+    count: int
+    verdict_counts: dict[Verdict, int]
+    pass_rate: float
+    human_review_rate: float
+    error_count: int
+    score_means: dict[str, float] = Field(default_factory=dict)
+    """Mean of each score over the cases where it had a value."""
+
+
+class SuiteReport(DocEvalsModel):
+    """Aggregate of many case and pipeline reports."""
+
+    kind: Literal["suite"] = "suite"
+    package_version: str = __version__
+    suite_id: str
+    case_count: int
+    """Single-case reports plus pipelines."""
+    stage_count: int
+    verdict_counts: dict[Verdict, int]
+    """Over every stage of every case."""
+    case_verdict_counts: dict[Verdict, int]
+    """Over cases (a pipeline counts once, with its combined verdict)."""
+    failure_contexts: dict[FailureContext, int]
+    human_review_rate: float
+    stages: dict[str, StageSummary]
+    metrics: dict[str, MetricSummary]
+    producers: dict[str, int]
+    usage: dict[str, float] = Field(default_factory=dict)

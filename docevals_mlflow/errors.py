@@ -1,0 +1,124 @@
+"""Every error and warning this package raises on purpose.
+
+One root, :class:`DocEvalsError`. Each subclass also inherits the builtin a caller
+would naturally catch (``ValueError``, ``FileNotFoundError``, ...), so code written
+against the builtins keeps working. Context (the file, the record, the field path or
+stage, what was expected) travels with the error as attributes and is also part of
+the message, so a log line alone says where the problem is.
+
+The CLI catches :class:`DocEvalsError` once, prints ``str(error)`` and exits 2.
+Anything else escaping is a bug.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _where(
+    source: str | None,
+    record: str | None,
+    path: str | None,
+    stage: str | None,
+) -> str:
+    parts = []
+    if source:
+        parts.append(source)
+    if record:
+        parts.append(f"record {record}")
+    if stage:
+        parts.append(f"stage {stage!r}")
+    if path:
+        parts.append(f"at {path}")
+    return ", ".join(parts)
+
+
+class DocEvalsError(Exception):
+    """Root of every error this package raises on purpose.
+
+    Attributes:
+        source: the file (or other origin, such as ``inline://id``) the problem is in.
+        record: the record, row or item inside that source (1-based where numbered).
+        path: the field path (``$.items[0].code``) or configuration key involved.
+        stage: the pipeline stage id involved.
+        expected: what would have been accepted.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        record: str | int | None = None,
+        path: str | None = None,
+        stage: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.record = None if record is None else str(record)
+        self.path = path
+        self.stage = stage
+        self.expected = expected
+        text = message
+        if expected:
+            text = f"{text} (expected {expected})"
+        where = _where(source, self.record, path, stage)
+        super().__init__(f"{where}: {text}" if where else text)
+
+    def context(self) -> dict[str, Any]:
+        """The structured context of this error, for reports and logs."""
+        return {
+            "type": type(self).__name__,
+            "message": self.message,
+            "source": self.source,
+            "record": self.record,
+            "path": self.path,
+            "stage": self.stage,
+            "expected": self.expected,
+        }
+
+
+class InputError(DocEvalsError, ValueError):
+    """User-supplied data or configuration is malformed or inconsistent."""
+
+
+class PipelineDefinitionError(InputError):
+    """A pipeline's stages do not form a valid dependency graph."""
+
+
+class ConfigurationError(DocEvalsError, ValueError):
+    """The evaluator was set up in a way that cannot evaluate the given input."""
+
+
+class InputFileNotFoundError(DocEvalsError, FileNotFoundError):
+    """A file named as input (prediction, reference, config) does not exist."""
+
+
+class OutputError(DocEvalsError, OSError):
+    """A report, checkpoint or other output could not be written."""
+
+
+class MetricError(DocEvalsError, RuntimeError):
+    """A metric returned something it is not allowed to return."""
+
+
+class DocEvalsWarning(UserWarning):
+    """Root of every warning this package emits."""
+
+
+class CheckpointWarning(DocEvalsWarning):
+    """A checkpoint was unreadable or stale and its stage is being recomputed."""
+
+
+__all__ = [
+    "CheckpointWarning",
+    "ConfigurationError",
+    "DocEvalsError",
+    "DocEvalsWarning",
+    "InputError",
+    "InputFileNotFoundError",
+    "MetricError",
+    "OutputError",
+    "PipelineDefinitionError",
+]

@@ -1,0 +1,1 @@
+"""Metrics, evaluators, failure attribution, checkpoints and suites."""

@@ -1,0 +1,331 @@
+"""Pipeline evaluations described in a JSON or YAML file (used by the CLI).
+
+Example::
+
+    pipeline_id: invoice-001
+    operation_specs: []            # optional OperationSpec objects
+    metrics:                       # optional; default: exact comparison everywhere
+      default: [{type: exact}]
+      operations:
+        sum_total: [{type: function, callable: "checks:total_matches"}]
+    stages:
+      - stage_id: extract
+        operation: parse_line_items
+        prediction_file: extract.json
+        references:
+          - {path: invoice.png, authority: evidence}
+          - {path: truth.csv, authority: ground_truth}
+      - stage_id: total
+        operation: sum_total
+        input_from: extract          # input_data = the prediction of stage "extract"
+        prediction: {total: 11.5}
+        depends_on: [extract]
+
+Relative paths are resolved against the folder of the configuration file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from docevals_mlflow.core.artifacts import (
+    ReferenceArtifact,
+    artifact_from_path,
+    artifact_from_value,
+    load_json_file,
+    read_text_file,
+)
+from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
+from docevals_mlflow.core.literals import Authority, ComparisonMode, JudgeInstructionMode
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
+from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
+from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
+from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
+
+
+def load_data_file(path: Path) -> Any:
+    """Parse a JSON (``.json``) or YAML (``.yaml``/``.yml``) file."""
+    if not path.is_file():
+        raise InputFileNotFoundError("file not found", source=str(path))
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(read_text_file(path))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise InputError(f"malformed YAML{where}: {exc}", source=str(path)) from None
+    return load_json_file(path)
+
+
+class ReferenceConfig(DocEvalsModel):
+    """A reference given by file ``path`` or inline ``value``."""
+
+    path: str | None = None
+    value: Any = None
+    authority: Authority
+    id: str | None = None
+    comparison_mode: ComparisonMode = "auto"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReferenceConfig:
+        if (self.path is None) == (self.value is None):
+            raise ValueError("give exactly one of 'path' or 'value'")
+        if self.value is not None and not self.id:
+            raise ValueError("an inline 'value' reference needs an 'id'")
+        return self
+
+    def build(self, base: Path) -> ReferenceArtifact:
+        """Load the reference."""
+        if self.path is not None:
+            return artifact_from_path(
+                base / self.path,
+                authority=self.authority,
+                artifact_id=self.id,
+                comparison_mode=self.comparison_mode,
+                metadata=self.metadata,
+            )
+        assert self.id is not None  # checked by the validator
+        return artifact_from_value(
+            self.value,
+            authority=self.authority,
+            artifact_id=self.id,
+            comparison_mode=self.comparison_mode,
+            metadata=self.metadata,
+        )
+
+
+class StageConfig(DocEvalsModel):
+    """One stage: an :class:`EvaluationCase` whose data may live in files."""
+
+    stage_id: str = Field(min_length=1)
+    case_id: str | None = None
+    operation: str = "generic"
+    prediction: Any = None
+    prediction_file: str | None = None
+    prediction_name: str = "prediction"
+    input_data: Any = None
+    input_file: str | None = None
+    input_from: str | None = None
+    references: list[ReferenceConfig] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+    action_instruction: str | None = None
+    evaluation_spec: EvaluationSpec | None = None
+    rubric: str = DEFAULT_RUBRIC
+    judge_instruction: str | None = None
+    judge_instruction_mode: JudgeInstructionMode = "append"
+    allow_unsafe_judge_override: bool = False
+    producer: Producer | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _sources(self) -> StageConfig:
+        if (self.prediction is None) == (self.prediction_file is None):
+            raise ValueError(
+                f"stage {self.stage_id!r}: give exactly one of prediction or prediction_file"
+            )
+        given = [
+            name
+            for name, value in (
+                ("input_data", self.input_data),
+                ("input_file", self.input_file),
+                ("input_from", self.input_from),
+            )
+            if value is not None
+        ]
+        if len(given) > 1:
+            raise ValueError(f"stage {self.stage_id!r}: give at most one of {', '.join(given)}")
+        return self
+
+
+class MetricConfig(DocEvalsModel):
+    """A deterministic metric: ``exact`` or a ``function`` named ``module:attribute``."""
+
+    type: Literal["exact", "function"]
+    name: str | None = None
+    relative_tolerance: float = Field(default=1e-6, ge=0)
+    absolute_tolerance: float = Field(default=1e-6, ge=0)
+    case_sensitive: bool = False
+    fail_on_unexpected: bool = False
+    callable: str | None = None
+    score_name: str = "score"
+    threshold: float | None = None
+
+    @model_validator(mode="after")
+    def _function_needs_callable(self) -> MetricConfig:
+        if self.type == "function" and not self.callable:
+            raise ValueError("a function metric needs 'callable': 'module:function'")
+        if self.type == "exact" and self.callable:
+            raise ValueError("'callable' only applies to type 'function'")
+        return self
+
+    def build(self, base: Path) -> Metric:
+        """Instantiate the metric (importing the function for ``function``)."""
+        if self.type == "exact":
+            return ExactStructuredMetric(
+                self.relative_tolerance,
+                self.absolute_tolerance,
+                name=self.name or "exact_structured",
+                case_sensitive=self.case_sensitive,
+                fail_on_unexpected=self.fail_on_unexpected,
+            )
+        assert self.callable is not None
+        fn = import_callable(self.callable, base)
+        return FunctionMetric(
+            self.name or self.callable.rpartition(":")[2],
+            fn,
+            self.score_name,
+            threshold=self.threshold,
+        )
+
+
+def import_callable(target: str, base: Path) -> Any:
+    """Import ``module:attribute``; the configuration's folder is importable too."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise InputError(f"bad callable {target!r}", expected="'module:function'")
+    if str(base) not in sys.path:
+        sys.path.insert(0, str(base))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"cannot import {module_name!r}: {exc}", path=target) from None
+    fn = module
+    for part in attribute.split("."):
+        if not hasattr(fn, part):
+            raise InputError(f"module {module_name!r} has no attribute {attribute!r}", path=target)
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise InputError(f"{target!r} is not callable", path=target)
+    return fn
+
+
+MetricList = Annotated[list[MetricConfig], Field(min_length=1)]
+
+
+class MetricsConfig(DocEvalsModel):
+    """Which metrics apply where: by stage id, by operation, or by default."""
+
+    default: list[MetricConfig] = Field(default_factory=lambda: [MetricConfig(type="exact")])
+    operations: dict[str, MetricList] = Field(default_factory=dict)
+    stages: dict[str, MetricList] = Field(default_factory=dict)
+
+
+class PipelineConfig(DocEvalsModel):
+    """A whole pipeline evaluation: stages, operation specs and metric selection."""
+
+    pipeline_id: str = Field(min_length=1)
+    stages: list[StageConfig] = Field(min_length=1)
+    operation_specs: list[OperationSpec] = Field(default_factory=list)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvaluator]:
+    """Read a pipeline configuration file into a pipeline and its evaluator.
+
+    Every problem is an :class:`~docevals_mlflow.errors.DocEvalsError` naming the file
+    and, where it applies, the stage.
+    """
+    config_path = Path(path)
+    base = config_path.parent
+    data = load_data_file(config_path)
+    try:
+        config = PipelineConfig.model_validate(data)
+    except InputError as exc:
+        raise _located(exc, config_path) from None
+    predictions: dict[str, Any] = {}
+    stages: list[EvaluationCase] = []
+    known = {stage.stage_id for stage in config.stages}
+    for stage in config.stages:
+        try:
+            stages.append(_build_stage(stage, config, base, predictions, known))
+        except DocEvalsError as exc:
+            raise _located(exc, config_path, stage=stage.stage_id) from None
+    try:
+        pipeline = PipelineCase(
+            pipeline_id=config.pipeline_id, stages=stages, metadata=config.metadata
+        )
+        evaluator = PipelineEvaluator(
+            stage_metrics={
+                key: [metric.build(base) for metric in value]
+                for key, value in config.metrics.stages.items()
+            },
+            operation_metrics={
+                key: [metric.build(base) for metric in value]
+                for key, value in config.metrics.operations.items()
+            },
+            default_metrics=[metric.build(base) for metric in config.metrics.default],
+            operation_specs=config.operation_specs,
+        )
+    except DocEvalsError as exc:
+        raise _located(exc, config_path) from None
+    return pipeline, evaluator
+
+
+def _build_stage(
+    stage: StageConfig,
+    config: PipelineConfig,
+    base: Path,
+    predictions: dict[str, Any],
+    known: set[str],
+) -> EvaluationCase:
+    prediction = (
+        load_data_file(base / stage.prediction_file)
+        if stage.prediction_file is not None
+        else stage.prediction
+    )
+    predictions[stage.stage_id] = prediction
+    input_data = stage.input_data
+    if stage.input_file is not None:
+        input_data = load_data_file(base / stage.input_file)
+    elif stage.input_from is not None:
+        if stage.input_from not in known:
+            raise InputError(f"input_from names unknown stage {stage.input_from!r}")
+        if stage.input_from not in predictions:
+            raise InputError(
+                f"input_from {stage.input_from!r} must name a stage listed earlier in the file"
+            )
+        input_data = predictions[stage.input_from]
+    return EvaluationCase(
+        case_id=stage.case_id or config.pipeline_id,
+        stage_id=stage.stage_id,
+        operation=stage.operation,
+        action_instruction=stage.action_instruction,
+        evaluation_spec=stage.evaluation_spec,
+        input_data=input_data,
+        prediction=prediction,
+        prediction_name=stage.prediction_name,
+        producer=stage.producer,
+        references=[reference.build(base) for reference in stage.references],
+        depends_on=stage.depends_on,
+        metadata=stage.metadata,
+        rubric=stage.rubric,
+        judge_instruction=stage.judge_instruction,
+        judge_instruction_mode=stage.judge_instruction_mode,
+        allow_unsafe_judge_override=stage.allow_unsafe_judge_override,
+    )
+
+
+def _located(error: DocEvalsError, source: Path, *, stage: str | None = None) -> DocEvalsError:
+    """The same error, also naming the configuration file (and stage)."""
+    if error.source is not None and (stage is None or error.stage is not None):
+        return error
+    located = type(error)(
+        error.message,
+        source=error.source or str(source),
+        record=error.record,
+        path=error.path,
+        stage=error.stage or stage,
+        expected=error.expected,
+    )
+    return located

@@ -1,0 +1,157 @@
+"""The metric contract, metrics from plain functions, and running metrics safely."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.results import ErrorRecord, MetricResult
+from docevals_mlflow.errors import MetricError
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Anything with a ``name`` and ``evaluate(case) -> MetricResult``.
+
+    A metric may also define ``config() -> dict`` (JSON data) describing every setting
+    that can change its result; checkpoints use it to decide whether a stored result
+    is still valid.
+    """
+
+    name: str
+
+    def evaluate(self, case: EvaluationCase) -> MetricResult:
+        """Judge one (resolved) case."""
+        ...
+
+
+def metric_config(metric: Metric) -> dict[str, Any]:
+    """The JSON description of a metric's settings, for fingerprints."""
+    described = getattr(metric, "config", None)
+    base = {"type": f"{type(metric).__module__}.{type(metric).__qualname__}", "name": metric.name}
+    if callable(described):
+        return {**base, **described()}
+    return base
+
+
+def run_metric(metric: Metric, case: EvaluationCase) -> MetricResult:
+    """Evaluate ``case`` with ``metric``; an exception becomes an ``uncertain`` result.
+
+    The error is kept (type and message) and the result needs human review, so one
+    broken metric never aborts the other metrics or stages.
+    """
+    try:
+        result = metric.evaluate(case)
+        if not isinstance(result, MetricResult):
+            raise MetricError(
+                f"metric {metric.name!r} returned {type(result).__name__}",
+                expected="a MetricResult",
+            )
+    except Exception as exc:  # isolation is the point: any metric bug stays local
+        return MetricResult(
+            name=metric.name,
+            basis="error",
+            verdict="uncertain",
+            notes=[f"metric raised {type(exc).__name__}: {exc}"],
+            requires_human_review=True,
+            error=ErrorRecord(type=type(exc).__name__, message=str(exc)),
+        )
+    return result
+
+
+def _function_identity(fn: Callable[..., Any]) -> dict[str, str]:
+    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    try:
+        source = inspect.getsource(fn)
+        code_hash = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        raw = code.co_code if code is not None else repr(fn).encode("utf-8")
+        code_hash = hashlib.sha256(raw).hexdigest()
+    return {"function": name, "code_sha256": code_hash}
+
+
+class FunctionMetric:
+    """A metric from a plain function of the case.
+
+    The function's return value decides the verdict:
+
+    * ``True`` / ``False``: pass / fail (score 1.0 / 0.0);
+    * ``None``: not applicable;
+    * a number: with ``threshold``, pass when ``value >= threshold`` and fail
+      otherwise; without one, ``uncertain`` with a note (a bare number is not a rule);
+    * a :class:`MetricResult`: used as it is.
+
+    Anything else is an error, recorded as ``uncertain``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[EvaluationCase], Any],
+        score_name: str = "score",
+        *,
+        threshold: float | None = None,
+    ) -> None:
+        if not name:
+            raise MetricError("a metric needs a non-empty name")
+        self.name = name
+        self.fn = fn
+        self.score_name = score_name
+        self.threshold = threshold
+
+    def config(self) -> dict[str, Any]:
+        """Settings that change this metric's result, including a hash of the code."""
+        return {
+            "score_name": self.score_name,
+            "threshold": self.threshold,
+            **_function_identity(self.fn),
+        }
+
+    def evaluate(self, case: EvaluationCase) -> MetricResult:
+        """Call the function and turn its answer into a result."""
+        value = self.fn(case)
+        if isinstance(value, MetricResult):
+            return value
+        basis = "function"
+        if value is None:
+            return MetricResult(name=self.name, basis=basis, verdict="not_applicable")
+        if isinstance(value, (bool, np.bool_)):
+            passed = bool(value)
+            return MetricResult(
+                name=self.name,
+                basis=basis,
+                verdict="pass" if passed else "fail",
+                scores={self.score_name: 1.0 if passed else 0.0},
+            )
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            number = float(value)
+            if not math.isfinite(number):
+                raise MetricError(f"function returned {number}", expected="a finite number")
+            if self.threshold is None:
+                return MetricResult(
+                    name=self.name,
+                    basis=basis,
+                    verdict="uncertain",
+                    scores={self.score_name: number},
+                    notes=[
+                        "the function returned a number without a threshold; "
+                        "pass threshold= to turn scores into verdicts"
+                    ],
+                )
+            return MetricResult(
+                name=self.name,
+                basis=basis,
+                verdict="pass" if number >= self.threshold else "fail",
+                scores={self.score_name: number},
+            )
+        raise MetricError(
+            f"function returned {type(value).__name__}",
+            expected="bool, None, a number or a MetricResult",
+        )

@@ -1,0 +1,1 @@
+"""Renderings of reports (JSON and Markdown) and writing them to disk."""

@@ -1,0 +1,66 @@
+"""Writing reports to disk (atomically) and reading them back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from docevals_mlflow.core.artifacts import load_json_file
+from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.model import input_error_from_validation
+from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
+from docevals_mlflow.errors import InputFileNotFoundError
+from docevals_mlflow.reports.markdown import (
+    render_case_markdown,
+    render_pipeline_markdown,
+    render_suite_markdown,
+)
+
+AnyReport = EvaluationReport | PipelineEvaluationReport | SuiteReport
+_ADAPTER: TypeAdapter[AnyReport] = TypeAdapter(Annotated[AnyReport, Field(discriminator="kind")])
+
+
+def report_json(report: AnyReport) -> str:
+    """The report as indented JSON text."""
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def render_markdown(report: AnyReport) -> str:
+    """The Markdown rendering that matches the report's kind."""
+    if isinstance(report, PipelineEvaluationReport):
+        return render_pipeline_markdown(report)
+    if isinstance(report, SuiteReport):
+        return render_suite_markdown(report)
+    return render_case_markdown(report)
+
+
+def write_report(
+    report: AnyReport,
+    json_path: str | os.PathLike[str],
+    markdown_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """Write the JSON report (and optionally Markdown), each atomically.
+
+    Both texts are rendered before anything is written, so a rendering problem
+    leaves the previous files untouched.
+    """
+    json_text = report_json(report)
+    markdown_text = render_markdown(report) if markdown_path is not None else None
+    atomic_write_text(json_path, json_text)
+    if markdown_path is not None and markdown_text is not None:
+        atomic_write_text(markdown_path, markdown_text)
+
+
+def load_report(path: str | os.PathLike[str]) -> AnyReport:
+    """Read a case, pipeline or suite report written by :func:`write_report`."""
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise InputFileNotFoundError("report not found", source=str(file_path))
+    data = load_json_file(file_path)
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, title="report", source=str(file_path)) from None
