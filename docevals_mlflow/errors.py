@@ -66,6 +66,36 @@ class DocEvalsError(Exception):
         where = _where(source, self.record, path, stage)
         super().__init__(f"{where}: {text}" if where else text)
 
+    def located(
+        self,
+        *,
+        source: str | None = None,
+        record: str | int | None = None,
+        stage: str | None = None,
+    ) -> DocEvalsError:
+        """The same error with missing context filled in (known context is kept).
+
+        Used where an error raised deep inside (say, validating one stage) passes a
+        layer that knows more, such as the configuration file it came from.
+        """
+        if (
+            (source is None or self.source is not None)
+            and (record is None or self.record is not None)
+            and (stage is None or self.stage is not None)
+        ):
+            return self
+        located = type(self).__new__(type(self))
+        DocEvalsError.__init__(
+            located,
+            self.message,
+            source=self.source or source,
+            record=self.record if self.record is not None else record,
+            path=self.path,
+            stage=self.stage or stage,
+            expected=self.expected,
+        )
+        return located
+
     def context(self) -> dict[str, Any]:
         """The structured context of this error, for reports and logs."""
         return {

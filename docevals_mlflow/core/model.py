@@ -58,7 +58,9 @@ def input_error_from_validation(
     if len(first) == 1:
         original = (first[0].get("ctx") or {}).get("error")
         if isinstance(original, InputError):
-            return original
+            located = original.located(source=source, record=record)
+            assert isinstance(located, InputError)
+            return located
     converted = InputError(
         describe_validation_error(error, title=title), source=source, record=record
     )

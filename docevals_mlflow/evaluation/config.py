@@ -242,7 +242,7 @@ def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvalua
     try:
         config = PipelineConfig.model_validate(data)
     except InputError as exc:
-        raise _located(exc, config_path) from None
+        raise exc.located(source=str(config_path)) from None
     predictions: dict[str, Any] = {}
     stages: list[EvaluationCase] = []
     known = {stage.stage_id for stage in config.stages}
@@ -250,7 +250,7 @@ def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvalua
         try:
             stages.append(_build_stage(stage, config, base, predictions, known))
         except DocEvalsError as exc:
-            raise _located(exc, config_path, stage=stage.stage_id) from None
+            raise exc.located(source=str(config_path), stage=stage.stage_id) from None
     try:
         pipeline = PipelineCase(
             pipeline_id=config.pipeline_id, stages=stages, metadata=config.metadata
@@ -268,7 +268,7 @@ def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvalua
             operation_specs=config.operation_specs,
         )
     except DocEvalsError as exc:
-        raise _located(exc, config_path) from None
+        raise exc.located(source=str(config_path)) from None
     return pipeline, evaluator
 
 
@@ -314,18 +314,3 @@ def _build_stage(
         judge_instruction_mode=stage.judge_instruction_mode,
         allow_unsafe_judge_override=stage.allow_unsafe_judge_override,
     )
-
-
-def _located(error: DocEvalsError, source: Path, *, stage: str | None = None) -> DocEvalsError:
-    """The same error, also naming the configuration file (and stage)."""
-    if error.source is not None and (stage is None or error.stage is not None):
-        return error
-    located = type(error)(
-        error.message,
-        source=error.source or str(source),
-        record=error.record,
-        path=error.path,
-        stage=error.stage or stage,
-        expected=error.expected,
-    )
-    return located

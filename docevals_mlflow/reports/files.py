@@ -12,7 +12,7 @@ from docevals_mlflow.core.artifacts import load_json_file
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.model import input_error_from_validation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
-from docevals_mlflow.errors import InputFileNotFoundError
+from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
 from docevals_mlflow.reports.markdown import (
     render_case_markdown,
     render_pipeline_markdown,
@@ -64,3 +64,5 @@ def load_report(path: str | os.PathLike[str]) -> AnyReport:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
         raise input_error_from_validation(exc, title="report", source=str(file_path)) from None
+    except DocEvalsError as exc:  # raised by a model's own validation
+        raise exc.located(source=str(file_path)) from None

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from docevals_mlflow import (
+    EvaluationCase,
+    Evaluator,
+    ExactStructuredMetric,
+    InputError,
+    InputFileNotFoundError,
+    PipelineCase,
+    PipelineEvaluator,
+    artifact_from_value,
+    build_suite_report,
+    load_report,
+    render_case_markdown,
+    render_pipeline_markdown,
+    render_suite_markdown,
+    write_report,
+)
+from docevals_mlflow.reports.markdown import MAX_FIELD_ROWS, cell
+from tests.evaluation.conftest import VerdictMetric, stage
+
+
+def failing_case_report():
+    case = EvaluationCase(
+        case_id="inv|1",
+        prediction={"total": "10", "name": "a|b"},
+        references=[
+            artifact_from_value(
+                {"total": 12, "name": "a|b"}, authority="ground_truth", artifact_id="gt"
+            )
+        ],
+    )
+    return Evaluator([ExactStructuredMetric()]).evaluate(case)
+
+
+def test_case_markdown_shows_verdict_wrong_fields_and_fingerprints():
+    report = failing_case_report()
+    text = render_case_markdown(report)
+    assert "**Verdict:** ❌ fail" in text
+    assert "| incorrect | FD | $.total | 12 | 10 | gt |" in text
+    assert "$.name" not in text  # correct rows are left to the JSON report
+    assert f"`{report.fingerprints.rubric_sha256[:12]}`" in text
+    assert "case `inv|1`" in text
+
+
+def test_table_cells_escape_pipes_and_newlines():
+    assert cell("a|b\nc") == "a\\|b c"
+    assert cell(None) == "n/a"
+    assert cell(0.123456) == "0.1235"
+    assert cell({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
+    assert cell("x" * 200).endswith("...")
+
+
+def test_many_wrong_fields_are_capped_in_markdown():
+    n = MAX_FIELD_ROWS + 7
+    case = EvaluationCase(
+        case_id="big",
+        prediction={f"f{i}": 0 for i in range(n)},
+        references=[
+            artifact_from_value(
+                {f"f{i}": 1 for i in range(n)}, authority="ground_truth", artifact_id="gt"
+            )
+        ],
+    )
+    text = render_case_markdown(Evaluator([ExactStructuredMetric()]).evaluate(case))
+    assert "... and 7 more (see the JSON report)" in text
+
+
+def test_pipeline_markdown_explains_attribution():
+    report = PipelineEvaluator(
+        default_metrics=[VerdictMetric({"extract": "fail", "calc": "fail", "route": "pass"})]
+    ).evaluate(
+        PipelineCase(
+            pipeline_id="p",
+            stages=[stage("extract"), stage("calc", ["extract"]), stage("route", ["calc"])],
+        )
+    )
+    text = render_pipeline_markdown(report)
+    assert "| extract | generic | ❌ fail | current_stage | none | no |" in text
+    assert "| calc | generic | ❌ fail | upstream_or_combined | extract | no |" in text
+    assert "`calc` failed and so did extract: do not blame this stage alone" in text
+    assert "`route` passed, but upstream extract, calc failed." in text
+    assert "## Stage `route`" in text
+
+
+def test_suite_markdown_has_stage_rates():
+    report = PipelineEvaluator(
+        default_metrics=[VerdictMetric({"a": "pass", "b": "fail"})]
+    ).evaluate(PipelineCase(pipeline_id="p", stages=[stage("a"), stage("b", ["a"])]))
+    text = render_suite_markdown(build_suite_report([report], suite_id="s"))
+    assert "| b | 1 | 0.0% | 100.0% | 0.0% | 0.0% | current_stage: 1 | 0.0% |" in text
+
+
+@pytest.mark.parametrize("kind", ["case", "pipeline", "suite"])
+def test_reports_round_trip_through_json(tmp_path, kind):
+    case_report = failing_case_report()
+    pipeline_report = PipelineEvaluator(default_metrics=[ExactStructuredMetric()]).evaluate(
+        PipelineCase(pipeline_id="p", stages=[stage("a", truth={"x": 1}, prediction={"x": 1})])
+    )
+    report = {
+        "case": case_report,
+        "pipeline": pipeline_report,
+        "suite": build_suite_report([case_report, pipeline_report]),
+    }[kind]
+    write_report(report, tmp_path / "r.json", tmp_path / "r.md")
+    assert load_report(tmp_path / "r.json") == report
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# ")
+    assert json.loads((tmp_path / "r.json").read_text())["kind"] == kind
+
+
+def test_load_report_errors(tmp_path):
+    with pytest.raises(InputFileNotFoundError):
+        load_report(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "case", "case_id": 3}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.json"):
+        load_report(bad)
+
+
+def test_write_report_keeps_old_file_when_rendering_fails(tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    target.write_text("old", encoding="utf-8")
+
+    def explode(report):
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr("docevals_mlflow.reports.files.render_markdown", explode)
+    with pytest.raises(RuntimeError):
+        write_report(failing_case_report(), target, tmp_path / "r.md")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert not (tmp_path / "r.md").exists()
