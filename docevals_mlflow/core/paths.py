@@ -8,6 +8,7 @@ collide. Parsing accepts both notations, with or without the leading ``$``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,6 +20,7 @@ FieldPath = tuple[Segment, ...]
 _NEEDS_QUOTES = frozenset(".[]'\"\\")
 
 
+@functools.lru_cache(maxsize=4096)
 def _dot_safe(key: str) -> bool:
     return (
         bool(key)
@@ -28,6 +30,7 @@ def _dot_safe(key: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=65536)
 def format_path(path: FieldPath) -> str:
     """Render a path tuple as text; :func:`parse_path` is its exact inverse."""
     parts = ["$"]

@@ -38,9 +38,7 @@ def test_execution_order_is_topological_and_stable():
 
 
 def test_every_failure_context_value():
-    _, contexts = run(
-        {"extract": "pass", "calculate": "fail", "classify": "pass", "route": "pass"}
-    )
+    _, contexts = run({"extract": "pass", "calculate": "fail", "classify": "pass", "route": "pass"})
     assert contexts == {
         "extract": "none",
         "calculate": "current_stage",
