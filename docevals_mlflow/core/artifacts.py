@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import mimetypes
 import os
 from collections.abc import Mapping
@@ -234,7 +235,7 @@ def load_json_file(path: Path) -> Any:
     """Parse a JSON file, naming the line and column of any syntax error."""
     text = read_text_file(path)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -246,6 +247,13 @@ def load_json_file(path: Path) -> Any:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} does not fit a 64-bit float")
+    return number
 
 
 def load_table_file(path: Path) -> list[dict[str, str]]:

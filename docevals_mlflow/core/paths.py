@@ -9,6 +9,7 @@ collide. Parsing accepts both notations, with or without the leading ``$``.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ Segment = str | int
 FieldPath = tuple[Segment, ...]
 
 _NEEDS_QUOTES = frozenset(".[]'\"\\")
+_INDEX = re.compile(r"[0-9]+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -56,8 +58,27 @@ def parse_path(text: str) -> FieldPath:
     raw = text.strip()
     if not raw:
         raise InputError("empty field path", expected="a path such as $.total")
+    # Columns in messages count in the text as the user wrote it.
+    offset = len(text) - len(text.lstrip())
     if not raw.startswith("$"):
-        raw = ("$" if raw.startswith("[") else "$.") + raw
+        prefix = "$" if raw.startswith("[") else "$."
+        raw = prefix + raw
+        offset -= len(prefix)
+    try:
+        return _parse_segments(raw)
+    except _Syntax as exc:
+        raise InputError(
+            f"invalid field path {text!r} (column {exc.position + offset + 1}): {exc.problem}"
+        ) from None
+
+
+class _Syntax(Exception):
+    def __init__(self, position: int, problem: str) -> None:
+        super().__init__(problem)
+        self.position, self.problem = position, problem
+
+
+def _parse_segments(raw: str) -> FieldPath:
     pos = 1
     segments: list[Segment] = []
     length = len(raw)
@@ -70,17 +91,17 @@ def parse_path(text: str) -> FieldPath:
                 end += 1
             key = raw[start:end]
             if not key:
-                raise _path_error(text, start, "empty key after '.'")
+                raise _Syntax(start, "empty key after '.'")
             segments.append(key)
             pos = end
         elif char == "[":
-            pos = _parse_bracket(raw, pos, text, segments)
+            pos = _parse_bracket(raw, pos, segments)
         else:
-            raise _path_error(text, pos, f"unexpected {char!r}")
+            raise _Syntax(pos, f"unexpected {char!r}")
     return tuple(segments)
 
 
-def _parse_bracket(raw: str, pos: int, text: str, segments: list[Segment]) -> int:
+def _parse_bracket(raw: str, pos: int, segments: list[Segment]) -> int:
     length = len(raw)
     inner = pos + 1
     if inner < length and raw[inner] in "'\"":
@@ -98,23 +119,19 @@ def _parse_bracket(raw: str, pos: int, text: str, segments: list[Segment]) -> in
             chars.append(char)
             cursor += 1
         else:
-            raise _path_error(text, inner, "unterminated quoted key")
+            raise _Syntax(inner, "unterminated quoted key")
         if cursor + 1 >= length or raw[cursor + 1] != "]":
-            raise _path_error(text, cursor + 1, "expected ']' after quoted key")
+            raise _Syntax(cursor + 1, "expected ']' after quoted key")
         segments.append("".join(chars))
         return cursor + 2
     close = raw.find("]", inner)
     if close < 0:
-        raise _path_error(text, pos, "unclosed '['")
+        raise _Syntax(pos, "unclosed '['")
     body = raw[inner:close].strip()
-    if not body.isdigit():
-        raise _path_error(text, inner, f"list index must be a non-negative integer, got {body!r}")
+    if not _INDEX.fullmatch(body):
+        raise _Syntax(inner, f"list index must be a non-negative integer, got {body!r}")
     segments.append(int(body))
     return close + 1
-
-
-def _path_error(text: str, position: int, problem: str) -> InputError:
-    return InputError(f"invalid field path {text!r} (column {position + 1}): {problem}")
 
 
 def iter_leaves(value: Any, prefix: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:

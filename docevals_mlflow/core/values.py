@@ -27,8 +27,8 @@ from typing import Any
 
 from docevals_mlflow.core.fingerprints import canonical_json
 
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_LEADING_ZERO_ID = re.compile(r"[+-]?0\d")
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_LEADING_ZERO_ID = re.compile(r"[+-]?0\d", re.ASCII)
 _SPACE = re.compile(r"\s+")
 
 
