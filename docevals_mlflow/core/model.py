@@ -58,6 +58,18 @@ def input_error_from_validation(
     if len(first) == 1:
         original = (first[0].get("ctx") or {}).get("error")
         if isinstance(original, InputError):
+            outer = _loc_text(tuple(first[0].get("loc", ())))
+            if outer:
+                # A nested model failed inside a list or field: keep where it sits.
+                nested = type(original)(
+                    f"invalid {title or error.title}: {outer}: {original.message}",
+                    source=original.source or source,
+                    record=original.record if original.record is not None else record,
+                    stage=original.stage,
+                    expected=original.expected,
+                )
+                nested.path = outer + (f".{original.path}" if original.path else "")
+                return nested
             located = original.located(source=source, record=record)
             assert isinstance(located, InputError)
             return located

@@ -27,6 +27,7 @@ Relative paths are resolved against the folder of the configuration file.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -62,7 +63,8 @@ def load_data_file(path: Path) -> Any:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise InputError(f"malformed YAML{where}: {exc}", source=str(path)) from None
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise InputError(f"malformed YAML{where}: {problem}", source=str(path)) from None
     return load_json_file(path)
 
 
@@ -197,8 +199,11 @@ def import_callable(target: str, base: Path) -> Any:
         sys.path.insert(0, str(base))
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"cannot import {module_name!r}: {exc}", path=target) from None
+    except Exception as exc:  # user code: a syntax error or a failing import is bad input
+        detail = " ".join(str(exc).split())
+        raise InputError(
+            f"cannot import {module_name!r}: {type(exc).__name__}: {detail}", path=target
+        ) from None
     fn = module
     for part in attribute.split("."):
         if not hasattr(fn, part):
@@ -242,7 +247,7 @@ def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvalua
     try:
         config = PipelineConfig.model_validate(data)
     except InputError as exc:
-        raise exc.located(source=str(config_path)) from None
+        raise exc.located(source=str(config_path), stage=_stage_at(exc.path, data)) from None
     predictions: dict[str, Any] = {}
     stages: list[EvaluationCase] = []
     known = {stage.stage_id for stage in config.stages}
@@ -314,3 +319,15 @@ def _build_stage(
         judge_instruction_mode=stage.judge_instruction_mode,
         allow_unsafe_judge_override=stage.allow_unsafe_judge_override,
     )
+
+
+def _stage_at(path: str | None, data: Any) -> str | None:
+    """The stage id an error path such as ``stages[1].colour`` points into, if known."""
+    match = re.match(r"stages\[(\d+)\]", path or "")
+    if not match or not isinstance(data, dict) or not isinstance(data.get("stages"), list):
+        return None
+    stages = data["stages"]
+    index = int(match.group(1))
+    entry = stages[index] if index < len(stages) else None
+    stage_id = entry.get("stage_id") if isinstance(entry, dict) else None
+    return str(stage_id) if stage_id is not None else f"#{index + 1}"

@@ -10,6 +10,7 @@ from docevals_mlflow.core.claims import ExpectedClaim, reference_claims
 from docevals_mlflow.core.paths import FieldPath, format_path, iter_leaves, lookup
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.values import is_empty, values_equal
+from docevals_mlflow.errors import ConfigurationError
 
 GROUND_TRUTH_BASIS = "ground_truth"
 GENERATED_BASIS = "generated (provisional: agreement with an AI-generated reference, not accuracy)"
@@ -72,7 +73,10 @@ class ExactStructuredMetric:
         fail_on_unexpected: bool = False,
     ) -> None:
         if relative_tolerance < 0 or absolute_tolerance < 0:
-            raise ValueError("tolerances must be >= 0")
+            raise ConfigurationError(
+                f"tolerances must be >= 0, got relative {relative_tolerance}, "
+                f"absolute {absolute_tolerance}"
+            )
         self.name = name
         self.relative_tolerance = relative_tolerance
         self.absolute_tolerance = absolute_tolerance
