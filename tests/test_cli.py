@@ -7,8 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,36 +21,12 @@ from docevals_mlflow import (
     load_report,
 )
 from docevals_mlflow.cli import main
+from tests.conftest import ModuleWriter
 
 STALE = "stale: the stage, its metrics, references or context changed"
 
-ModuleWriter = Callable[[Path, str], str]
-
 
 # --------------------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def _isolated_sys_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Function metrics import their module from the config folder, which the loader
-    # puts on sys.path; keep that from leaking into other tests.
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-
-@pytest.fixture
-def checks_module() -> Iterator[ModuleWriter]:
-    """Write a uniquely named module into a folder; returns its module name."""
-    names: list[str] = []
-
-    def write(folder: Path, source: str) -> str:
-        name = f"checks_{uuid.uuid4().hex}"
-        (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-        names.append(name)
-        return name
-
-    yield write
-    for name in names:
-        sys.modules.pop(name, None)
 
 
 def write_json(path: Path, data: object) -> Path:
@@ -1004,45 +979,29 @@ def test_console_script_evaluates_and_gates(tmp_path: Path) -> None:
     truth = write_text(tmp_path / "truth.csv", "path,expected\n$.total,4\n")
     broken = write_text(tmp_path / "broken.json", "{\n")
     output = tmp_path / "case.json"
-    script = _console_script()
-    failing = subprocess.run(
-        [
-            script,
-            "evaluate-case",
-            "--prediction",
-            str(pred),
-            "--ground-truth",
-            str(truth),
-            "--output",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-    )
+
+    def evaluate(prediction: Path) -> subprocess.CompletedProcess[str]:
+        argv = ["evaluate-case", "--prediction", str(prediction), "--ground-truth", str(truth)]
+        return subprocess.run(
+            [_console_script(), *argv, "--output", str(output)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=tmp_path,
+        )
+
+    failing = evaluate(pred)
     assert failing.returncode == 1
     assert failing.stdout == (f"verdict: fail (failure context: current_stage)\nreport: {output}\n")
     assert failing.stderr == ""
     assert isinstance(load_report(output), EvaluationReport)
-    bad = subprocess.run(
-        [
-            script,
-            "evaluate-case",
-            "--prediction",
-            str(broken),
-            "--ground-truth",
-            str(truth),
-            "--output",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-    )
+    bad = evaluate(broken)
     assert bad.returncode == 2
     assert bad.stdout == ""
     assert_one_line_error(bad.stderr, str(broken), "malformed JSON at line 2")
+
+
+@pytest.fixture(autouse=True)
+def _no_sys_path_leaks(isolated_sys_path: None) -> None:
+    """Every test here may import user modules from a config folder."""
