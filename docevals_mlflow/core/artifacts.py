@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import mimetypes
 import os
 from collections.abc import Mapping
@@ -14,6 +13,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from docevals_mlflow.core.datafiles import load_json_file, read_text_file
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.literals import ArtifactKind, Authority, ComparisonMode, ContentFormat
 from docevals_mlflow.core.model import FrozenModel
@@ -217,43 +217,6 @@ def artifact_from_path(
         content_format=content_format,
         metadata=dict(metadata or {}),
     )
-
-
-def read_text_file(path: Path) -> str:
-    """Read UTF-8 text (a BOM is tolerated); undecodable bytes are an :class:`InputError`."""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputFileNotFoundError("file not found", source=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=str(path)
-        ) from None
-
-
-def load_json_file(path: Path) -> Any:
-    """Parse a JSON file, naming the line and column of any syntax error."""
-    text = read_text_file(path)
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            source=str(path),
-        ) from None
-    except ValueError as exc:
-        raise InputError(str(exc), source=str(path), expected="finite numbers") from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} does not fit a 64-bit float")
-    return number
 
 
 def load_table_file(path: Path) -> list[dict[str, str]]:

@@ -38,34 +38,16 @@ from docevals_mlflow.core.artifacts import (
     ReferenceArtifact,
     artifact_from_path,
     artifact_from_value,
-    load_json_file,
-    read_text_file,
 )
 from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
+from docevals_mlflow.core.datafiles import load_data_file
 from docevals_mlflow.core.literals import Authority, ComparisonMode, JudgeInstructionMode
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
-from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
+from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
-
-
-def load_data_file(path: Path) -> Any:
-    """Parse a JSON (``.json``) or YAML (``.yaml``/``.yml``) file."""
-    if not path.is_file():
-        raise InputFileNotFoundError("file not found", source=str(path))
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(read_text_file(path))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise InputError(f"malformed YAML{where}: {problem}", source=str(path)) from None
-    return load_json_file(path)
 
 
 class ReferenceConfig(DocEvalsModel):

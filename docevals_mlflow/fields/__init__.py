@@ -1,0 +1,1 @@
+"""Field-level comparison: schemas, comparison methods, list matching and counting."""

@@ -1,0 +1,263 @@
+"""Document schemas: which comparison method decides each field.
+
+A schema has document classes; a class has fields; a field is a *scalar* (a rule:
+method and threshold), an *object* (named sub-fields, the IDP "group") or an *array*
+(an item spec plus the list's match threshold, the IDP "list").
+
+The native format, in YAML or JSON::
+
+    schema_id: bank-statements
+    version: "1"
+    classes:
+      - name: Bank Statement
+        fields:
+          Account Number: {method: EXACT}
+          Statement Period: {method: FUZZY, threshold: 0.8}
+          Account Holder Address:
+            fields:
+              City: {method: FUZZY, threshold: 0.9}
+              State: {method: EXACT}
+          Transactions:
+            match_threshold: 0.7
+            items:
+              fields:
+                Date: {method: DATE}
+                Amount: {method: NUMERIC_EXACT, threshold: 0.01}
+          Tags:
+            items: {method: EXACT}
+
+Importers for the IDP configuration format and for JSON Schema with evaluation
+extensions live in :mod:`docevals_mlflow.fields.importers`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.core.model import FrozenModel
+from docevals_mlflow.errors import InputError
+
+Method = Literal[
+    "EXACT",
+    "NORMALIZED",
+    "NUMERIC_EXACT",
+    "FUZZY",
+    "LEVENSHTEIN",
+    "DATE",
+    "SEMANTIC",
+    "LLM",
+]
+"""Methods that compare two scalar values. ``HUNGARIAN`` is a list method: it is
+expressed by an ``items`` spec (and ``comparator`` for lists of scalars)."""
+
+METHODS: tuple[str, ...] = (
+    "EXACT",
+    "NORMALIZED",
+    "NUMERIC_EXACT",
+    "FUZZY",
+    "LEVENSHTEIN",
+    "DATE",
+    "SEMANTIC",
+    "LLM",
+)
+
+FuzzyScorer = Literal["ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio"]
+DateOrder = Literal["month_first", "day_first"]
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "EXACT": 1.0,
+    "NORMALIZED": 1.0,
+    "NUMERIC_EXACT": 0.0,  # an absolute tolerance, as in the IDP format
+    "FUZZY": 0.7,
+    "LEVENSHTEIN": 0.7,
+    "DATE": 1.0,
+    "SEMANTIC": 0.7,
+    "LLM": 0.5,
+}
+DEFAULT_MATCH_THRESHOLD = 0.8
+"""List items whose similarity is below this are not paired (the IDP JSON-Schema
+default for arrays of objects)."""
+
+
+class FieldSpec(FrozenModel):
+    """How one field is compared.
+
+    Exactly one shape applies: ``fields`` makes an object (group), ``items`` makes an
+    array (list), otherwise the field is a scalar decided by ``method``.
+
+    For scalars, ``threshold`` is the inclusive score threshold (0..1) for a match,
+    except for ``NUMERIC_EXACT`` where it is the absolute tolerance. For arrays,
+    ``match_threshold`` is the item similarity below which two items are not paired.
+    """
+
+    method: Method | None = None
+    threshold: float | None = Field(default=None, ge=0)
+    fuzzy_scorer: FuzzyScorer = "ratio"
+    case_sensitive: bool | None = None
+    date_order: DateOrder = "month_first"
+    relative_tolerance: float = Field(default=0.0, ge=0)
+    fields: dict[str, FieldSpec] | None = None
+    items: FieldSpec | None = None
+    match_threshold: float = Field(default=DEFAULT_MATCH_THRESHOLD, ge=0, le=1)
+    weight: float = Field(default=1.0, gt=0)
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> FieldSpec:
+        if self.fields is not None and self.items is not None:
+            raise ValueError("a field is an object ('fields') or an array ('items'), not both")
+        if (self.fields is not None or self.items is not None) and self.method is not None:
+            shape = "object" if self.fields is not None else "array"
+            raise ValueError(
+                f"'method' applies to scalar fields; this is an {shape} "
+                "(for lists of scalars, put the method on 'items')"
+            )
+        if (
+            self.method not in (None, "NUMERIC_EXACT")
+            and self.threshold is not None
+            and self.threshold > 1
+        ):
+            raise ValueError(f"threshold {self.threshold} for {self.method} must be in [0, 1]")
+        return self
+
+    @property
+    def kind(self) -> Literal["scalar", "object", "array"]:
+        """``object``, ``array`` or ``scalar``."""
+        if self.fields is not None:
+            return "object"
+        if self.items is not None:
+            return "array"
+        return "scalar"
+
+    @property
+    def effective_method(self) -> str:
+        """The scalar method, defaulting to ``EXACT``."""
+        return self.method or "EXACT"
+
+    @property
+    def effective_threshold(self) -> float:
+        """The threshold, defaulting per method (see ``DEFAULT_THRESHOLDS``)."""
+        if self.threshold is not None:
+            return self.threshold
+        return DEFAULT_THRESHOLDS[self.effective_method]
+
+
+class ClassSchema(FrozenModel):
+    """The fields of one document class."""
+
+    name: str = Field(min_length=1)
+    description: str | None = None
+    fields: dict[str, FieldSpec] = Field(default_factory=dict)
+
+
+def _walk_methods(spec: FieldSpec, path: str, found: list[tuple[str, str]]) -> None:
+    if spec.fields is not None:
+        for name, child in spec.fields.items():
+            _walk_methods(child, f"{path}.{name}", found)
+    elif spec.items is not None:
+        _walk_methods(spec.items, f"{path}[]", found)
+    elif spec.method is not None:
+        found.append((path, spec.method))
+
+
+class DocumentSchema(FrozenModel):
+    """Comparison rules for every document class.
+
+    ``default_class`` names the class used for documents that carry no class (or a
+    class the schema does not know, when ``infer_unknown_classes`` is off). With no
+    classes at all, every field is discovered and compared by inferred rules.
+    """
+
+    schema_id: str = Field(default="schema", min_length=1)
+    version: str = "1"
+    description: str | None = None
+    classes: list[ClassSchema] = Field(default_factory=list)
+    default_class: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_classes(self) -> DocumentSchema:
+        names = [schema_class.name for schema_class in self.classes]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate class names: {', '.join(duplicates)}")
+        if self.default_class is not None and self.default_class not in names:
+            raise ValueError(
+                f"default_class {self.default_class!r} is not one of the classes "
+                f"({', '.join(names) or 'none'})"
+            )
+        return self
+
+    @property
+    def sha256(self) -> str:
+        """Fingerprint of the schema (canonical JSON of its full definition)."""
+        return sha256_json(self)
+
+    def class_schema(self, name: str | None) -> ClassSchema | None:
+        """The class called ``name`` (or the default class when ``name`` is None)."""
+        wanted = name if name is not None else self.default_class
+        if wanted is None and len(self.classes) == 1:
+            return self.classes[0]
+        for schema_class in self.classes:
+            if schema_class.name == wanted:
+                return schema_class
+        return None
+
+    def methods_used(self) -> list[tuple[str, str, str]]:
+        """``(class, field template, method)`` for every configured scalar method."""
+        used: list[tuple[str, str, str]] = []
+        for schema_class in self.classes:
+            found: list[tuple[str, str]] = []
+            for name, spec in schema_class.fields.items():
+                _walk_methods(spec, f"$.{name}", found)
+            used.extend((schema_class.name, path, method) for path, method in found)
+        return used
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> DocumentSchema:
+        """Build a schema from its native dict form, detecting the IDP and JSON-Schema forms.
+
+        A dict with ``classes`` whose entries have ``attributes`` is read as an IDP
+        configuration; a dict with ``properties``/``$schema`` (or a ``classes`` list of
+        such dicts) as JSON Schema; anything else as the native format.
+        """
+        from docevals_mlflow.fields import importers
+
+        try:
+            if importers.looks_like_idp_config(data):
+                return importers.schema_from_idp_config(data)
+            if importers.looks_like_json_schema(data):
+                return importers.schema_from_json_schema(data)
+            return cls.model_validate(data)
+        except InputError as exc:
+            raise exc.located(source=source) from None
+
+    @classmethod
+    def from_idp_config(cls, config: Mapping[str, Any]) -> DocumentSchema:
+        """Import the IDP configuration format (classes → attributes)."""
+        from docevals_mlflow.fields.importers import schema_from_idp_config
+
+        return schema_from_idp_config(config)
+
+    @classmethod
+    def from_json_schema(cls, schema: Mapping[str, Any]) -> DocumentSchema:
+        """Import JSON Schema with ``x-aws-idp-evaluation-*`` / ``x-aws-stickler-*``."""
+        from docevals_mlflow.fields.importers import schema_from_json_schema
+
+        return schema_from_json_schema(schema)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> DocumentSchema:
+        """Read a schema file (``.json``, ``.yaml``, ``.yml``) in any supported form."""
+        from docevals_mlflow.core.datafiles import load_data_file
+
+        file_path = Path(path)
+        data = load_data_file(file_path)
+        if not isinstance(data, Mapping):
+            raise InputError("a schema file must hold an object", source=str(file_path))
+        return cls.from_dict(data, source=str(file_path))
