@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.artifacts import (
-    ReferenceArtifact,
-    artifact_from_path,
-    load_json_file,
-)
+from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
+from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.literals import Authority, Verdict
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport

@@ -33,18 +33,20 @@ def _dot_safe(key: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65536)
+def key_segment(key: str) -> str:
+    """One object key as path text: ``.key`` where unambiguous, else ``['k.e.y']``."""
+    if _dot_safe(key):
+        return f".{key}"
+    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
+    return f"['{escaped}']"
+
+
+@functools.lru_cache(maxsize=65536)
 def format_path(path: FieldPath) -> str:
     """Render a path tuple as text; :func:`parse_path` is its exact inverse."""
-    parts = ["$"]
-    for segment in path:
-        if isinstance(segment, int):
-            parts.append(f"[{segment}]")
-        elif _dot_safe(segment):
-            parts.append(f".{segment}")
-        else:
-            escaped = segment.replace("\\", "\\\\").replace("'", "\\'")
-            parts.append(f"['{escaped}']")
-    return "".join(parts)
+    return "$" + "".join(
+        f"[{segment}]" if isinstance(segment, int) else key_segment(segment) for segment in path
+    )
 
 
 def parse_path(text: str) -> FieldPath:

@@ -33,11 +33,20 @@ _SPACE = re.compile(r"\s+")
 
 
 def is_empty(value: Any) -> bool:
-    """True for ``None``, blank text, ``[]`` and ``{}``."""
+    """True for ``None``, blank text, ``[]`` and ``{}`` (and empty tuples/mappings).
+
+    Called once or twice per compared leaf, so the common types are checked by exact
+    type before the general ``isinstance`` fallbacks.
+    """
     if value is None:
         return True
+    kind = type(value)
+    if kind is str:
+        return not value or value.isspace()
+    if kind is list or kind is dict or kind is tuple:
+        return not value
     if isinstance(value, str):
-        return not value.strip()
+        return not value or value.isspace()
     if isinstance(value, (list, tuple, Mapping)):
         return len(value) == 0
     return False

@@ -80,9 +80,11 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "SEMANTIC": 0.7,
     "LLM": 0.5,
 }
-DEFAULT_MATCH_THRESHOLD = 0.8
-"""List items whose similarity is below this are not paired (the IDP JSON-Schema
-default for arrays of objects)."""
+DEFAULT_MATCH_THRESHOLD = 0.5
+"""List items whose similarity is below this are not paired. Similarity is the mean of
+the item's attribute scores, so 0.5 pairs items that agree on most attributes and
+then counts the attributes that differ as wrong values (FD), which is what a reader
+expects of "the transaction was found but its amount is wrong"."""
 
 
 class FieldSpec(FrozenModel):

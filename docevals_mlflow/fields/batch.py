@@ -1,0 +1,215 @@
+"""Comparing many documents in bounded memory, and the batch's aggregate figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
+from docevals_mlflow.fields.counts import Counts, ItemCounts
+from docevals_mlflow.fields.methods import ProviderFactory
+from docevals_mlflow.fields.schema import DocumentSchema
+
+
+@dataclass(slots=True)
+class DocumentPair:
+    """One document to compare: ids, class, both sides, and optional confidence."""
+
+    id: str
+    expected: Any
+    predicted: Any
+    document_class: str | None = None
+    confidence: Mapping[str, float] | None = None
+    explainability_info: Any = None
+
+
+def as_pair(item: Any, index: int) -> DocumentPair:
+    """Accept a :class:`DocumentPair`, an ``(expected, predicted)`` tuple, or a record
+    ``{"id", "class"?, "expected", "predicted", "confidence"?, "explainability_info"?}``."""
+    if isinstance(item, DocumentPair):
+        return item
+    if isinstance(item, tuple) and len(item) == 2:
+        return DocumentPair(id=str(index), expected=item[0], predicted=item[1])
+    if isinstance(item, Mapping) and "expected" in item and "predicted" in item:
+        doc_id = item.get("id", index)
+        document_class = item.get("class", item.get("document_class"))
+        return DocumentPair(
+            id=str(doc_id),
+            expected=item["expected"],
+            predicted=item["predicted"],
+            document_class=None if document_class is None else str(document_class),
+            confidence=item.get("confidence"),
+            explainability_info=item.get("explainability_info"),
+        )
+    raise InputError(
+        f"cannot read document {index} ({type(item).__name__})",
+        record=index,
+        expected="an (expected, predicted) tuple, a DocumentPair, or a mapping with "
+        "'expected' and 'predicted'",
+    )
+
+
+@dataclass(slots=True)
+class FieldAggregate:
+    """Cells of one field template across documents."""
+
+    info: FieldInfo
+    counts: Counts = field(default_factory=Counts)
+
+
+@dataclass(slots=True)
+class ClassAggregate:
+    """Cells of one document class, per field and in total."""
+
+    name: str | None
+    configured: bool
+    documents: int = 0
+    counts: Counts = field(default_factory=Counts)
+    fields: dict[str, FieldAggregate] = field(default_factory=dict)
+    f1_sum: float = 0.0
+    f1_documents: int = 0
+
+
+@dataclass(slots=True)
+class DocumentSummary:
+    """A document's id, class and cells, kept when its rows are not."""
+
+    id: str | None
+    document_class: str | None
+    counts: Counts
+
+
+@dataclass
+class BatchComparison:
+    """Aggregate figures of a batch: overall (micro) cells and metrics, the macro mean
+    of document F1, per class, per field template, per list, and per document."""
+
+    schema_id: str
+    schema_version: str
+    schema_sha256: str
+    counts: Counts = field(default_factory=Counts)
+    fields: dict[str, FieldAggregate] = field(default_factory=dict)
+    classes: dict[str | None, ClassAggregate] = field(default_factory=dict)
+    lists: dict[str, ItemCounts] = field(default_factory=dict)
+    list_labels: dict[str, str] = field(default_factory=dict)
+    documents: list[DocumentComparison | DocumentSummary] = field(default_factory=list)
+    expected_only: list[str] = field(default_factory=list)
+    """Ids with ground truth but no prediction (never dropped silently)."""
+    predicted_only: list[str] = field(default_factory=list)
+    """Ids with a prediction but no ground truth."""
+    f1_sum: float = 0.0
+    f1_documents: int = 0
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """Micro metrics: computed from the batch's summed cells."""
+        return self.counts.metrics()
+
+    @property
+    def macro_f1(self) -> float | None:
+        """Mean of per-document F1 over documents where F1 is defined."""
+        return self.f1_sum / self.f1_documents if self.f1_documents else None
+
+    @property
+    def document_count(self) -> int:
+        """Documents compared (unpaired ids are not compared)."""
+        return len(self.documents)
+
+    def add(self, document: DocumentComparison, *, keep_rows: bool = True) -> None:
+        """Fold one document's cells into every aggregate."""
+        doc_counts = document.counts
+        self.counts.add(doc_counts)
+        f1 = doc_counts.metrics()["f1"]
+        if f1 is not None:
+            self.f1_sum += f1
+            self.f1_documents += 1
+        aggregate = self.classes.get(document.document_class)
+        if aggregate is None:
+            aggregate = self.classes[document.document_class] = ClassAggregate(
+                document.document_class, document.configured
+            )
+        aggregate.documents += 1
+        aggregate.counts.add(doc_counts)
+        if f1 is not None:
+            aggregate.f1_sum += f1
+            aggregate.f1_documents += 1
+        for template, cells in document.cells.items():
+            for target in (self.fields, aggregate.fields):
+                entry = target.get(template)
+                if entry is None:
+                    entry = target[template] = FieldAggregate(document.fields[template])
+                entry.counts.add_list(cells)
+        for template, cells in document.items.items():
+            entry_items = self.lists.get(template)
+            if entry_items is None:
+                entry_items = self.lists[template] = ItemCounts()
+                self.list_labels[template] = document.fields[template].label
+            entry_items.matched += cells[0]
+            entry_items.missed += cells[1]
+            entry_items.extra += cells[2]
+        if keep_rows:
+            self.documents.append(document)
+        else:
+            self.documents.append(DocumentSummary(document.id, document.document_class, doc_counts))
+
+    def to_report(self, *, include_rows: bool = True) -> Any:
+        """The JSON report model (see :mod:`docevals_mlflow.fields.report`)."""
+        from docevals_mlflow.fields.report import build_fields_report
+
+        return build_fields_report(self, include_rows=include_rows)
+
+
+RowsSink = Callable[[DocumentComparison], None]
+"""Receives each document (with its rows) as it is compared, e.g. to write Parquet."""
+
+
+def compare_documents(
+    pairs: Iterable[Any],
+    schema: DocumentSchema | None = None,
+    *,
+    keep_rows: bool = True,
+    rows_sink: RowsSink | None = None,
+    providers: Mapping[str, ProviderFactory] | None = None,
+    expected_only: Iterable[str] = (),
+    predicted_only: Iterable[str] = (),
+) -> BatchComparison:
+    """Compare a stream of documents; memory stays bounded when rows are not kept.
+
+    ``pairs`` may be any iterable (a generator reading files is fine) of
+    ``(expected, predicted)`` tuples, :class:`DocumentPair` objects or records with
+    ``id``, ``class``, ``expected`` and ``predicted``. With ``keep_rows=False`` only
+    per-document cells are kept; ``rows_sink`` still sees every document's rows as
+    it is compared. Duplicate document ids are an error naming them.
+    """
+    comparer = FieldComparer(
+        schema if schema is not None else DocumentSchema(schema_id="inferred"),
+        providers=providers,
+        keep_rows=keep_rows or rows_sink is not None,
+    )
+    batch = BatchComparison(
+        schema_id=comparer.schema.schema_id,
+        schema_version=comparer.schema.version,
+        schema_sha256=comparer.schema.sha256,
+        expected_only=list(expected_only),
+        predicted_only=list(predicted_only),
+    )
+    seen: set[str] = set()
+    for index, item in enumerate(pairs):
+        pair = as_pair(item, index)
+        if pair.id in seen:
+            raise InputError(f"duplicate document id {pair.id!r}", record=pair.id)
+        seen.add(pair.id)
+        document = comparer.compare(
+            pair.expected,
+            pair.predicted,
+            document_id=pair.id,
+            document_class=pair.document_class,
+            confidence=pair.confidence,
+            explainability_info=pair.explainability_info,
+        )
+        if rows_sink is not None:
+            rows_sink(document)
+        batch.add(document, keep_rows=keep_rows)
+    return batch

@@ -1,0 +1,210 @@
+"""Comparing one document: :class:`FieldComparer` and :func:`compare_document`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from docevals_mlflow.fields.confidence import confidence_map
+from docevals_mlflow.fields.counts import Counts, ItemCounts
+from docevals_mlflow.fields.engine import (
+    ROW_FIELDS,
+    ArrayNode,
+    DocumentState,
+    ObjectNode,
+    Row,
+    ScalarNode,
+    SchemaCompiler,
+    expand_row,
+)
+from docevals_mlflow.fields.methods import ProviderFactory
+from docevals_mlflow.fields.schema import DocumentSchema
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """What a field template is compared with."""
+
+    template: str
+    method: str
+    label: str
+    threshold: float | None
+    discovered: bool
+    kind: str
+    """``scalar`` or ``list``."""
+
+
+def field_info(node: ScalarNode | ArrayNode) -> FieldInfo:
+    """The description of a field node."""
+    if isinstance(node, ArrayNode):
+        return FieldInfo(
+            node.template, "HUNGARIAN", node.label, node.match_threshold, False, "list"
+        )
+    return FieldInfo(
+        node.template, node.method, node.label, node.threshold, node.discovered, "scalar"
+    )
+
+
+@dataclass(slots=True)
+class DocumentComparison:
+    """The comparison of one document: cells per field template, item counts per
+    list, and (unless rows were not kept) one row per leaf comparison."""
+
+    id: str | None
+    document_class: str | None
+    configured: bool
+    """False when the document's class had no configuration and every rule was inferred."""
+    cells: dict[str, list[int]]
+    items: dict[str, list[int]]
+    fields: dict[str, FieldInfo]
+    rows: list[Row] | None = field(default=None)
+
+    @property
+    def counts(self) -> Counts:
+        """The document's cells: the sum over its field templates."""
+        total = Counts()
+        for cells in self.cells.values():
+            total.add_list(cells)
+        return total
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """precision, recall, F1, accuracy, FAR and FDR of the document."""
+        return self.counts.metrics()
+
+    def field_counts(self) -> dict[str, Counts]:
+        """Cells per field template."""
+        return {template: Counts.from_list(cells) for template, cells in self.cells.items()}
+
+    def item_counts(self) -> dict[str, ItemCounts]:
+        """Matched / missed / extra items per list template."""
+        return {template: ItemCounts(*cells) for template, cells in self.items.items()}
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        """The rows as dicts (with ``matched``: outcome TP or TN)."""
+        out = []
+        for row in self.rows or ():
+            record = dict(zip(ROW_FIELDS, expand_row(row), strict=True))
+            record["matched"] = record["outcome"] in ("TP", "TN")
+            out.append(record)
+        return out
+
+    def rows_frame(self) -> Any:
+        """The rows as a pandas DataFrame (one row per leaf comparison)."""
+        import pandas as pd
+
+        frame = pd.DataFrame.from_records(
+            [expand_row(row) for row in self.rows or ()], columns=list(ROW_FIELDS)
+        )
+        frame.insert(0, "document_id", self.id)
+        frame.insert(1, "document_class", self.document_class)
+        frame["matched"] = frame["outcome"].isin(["TP", "TN"])
+        return frame
+
+
+class FieldComparer:
+    """A schema compiled once, comparing any number of documents.
+
+    Comparators for every configured field are built up front, so a method that needs
+    a provider (``SEMANTIC``, ``LLM``) fails here with the field's name, before any
+    document is read. Documents of a class the schema does not configure are compared
+    with inferred rules (strings FUZZY 0.85, numbers NUMERIC_EXACT 0.01, booleans
+    EXACT).
+    """
+
+    def __init__(
+        self,
+        schema: DocumentSchema,
+        *,
+        providers: Mapping[str, ProviderFactory] | None = None,
+        keep_rows: bool = True,
+    ) -> None:
+        self.schema = schema
+        self.keep_rows = keep_rows
+        self._compiler = SchemaCompiler(providers)
+        self._roots: dict[str | None, ObjectNode] = {
+            schema_class.name: self._compiler.compile_class(schema_class)
+            for schema_class in schema.classes
+        }
+        self._inferred: dict[str | None, ObjectNode] = {}
+
+    def _root(self, document_class: str | None) -> tuple[ObjectNode, str | None, bool]:
+        schema_class = self.schema.class_schema(document_class)
+        if schema_class is not None:
+            return self._roots[schema_class.name], schema_class.name, True
+        root = self._inferred.get(document_class)
+        if root is None:
+            root = self._inferred[document_class] = self._compiler.compile_class(None)
+        return root, document_class, False
+
+    def compare(
+        self,
+        expected: Any,
+        predicted: Any,
+        *,
+        document_id: str | None = None,
+        document_class: str | None = None,
+        confidence: Mapping[str, float] | None = None,
+        explainability_info: Any = None,
+    ) -> DocumentComparison:
+        """Compare one document's predicted data with its expected data."""
+        root, class_name, configured = self._root(document_class)
+        confidences = (
+            confidence_map(explainability_info=explainability_info, confidence=confidence)
+            if confidence is not None or explainability_info is not None
+            else None
+        )
+        state = DocumentState(self.keep_rows, confidences)
+        root.compare(expected, predicted, "$", "$" if confidences else None, state)
+        return DocumentComparison(
+            id=document_id,
+            document_class=class_name,
+            configured=configured,
+            cells=state.cells,
+            items=state.items,
+            fields={template: field_info(node) for template, node in state.nodes.items()},
+            rows=state.rows if self.keep_rows else None,
+        )
+
+
+_COMPARERS: dict[int, tuple[DocumentSchema, FieldComparer]] = {}
+
+
+def _comparer_for(schema: DocumentSchema) -> FieldComparer:
+    cached = _COMPARERS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    if len(_COMPARERS) >= 8:
+        _COMPARERS.pop(next(iter(_COMPARERS)))
+    comparer = FieldComparer(schema)
+    _COMPARERS[id(schema)] = (schema, comparer)
+    return comparer
+
+
+def compare_document(
+    expected: Any,
+    predicted: Any,
+    schema: DocumentSchema | None = None,
+    *,
+    document_class: str | None = None,
+    document_id: str | None = None,
+    confidence: Mapping[str, float] | None = None,
+    explainability_info: Any = None,
+) -> DocumentComparison:
+    """Compare one document field by field (see :class:`FieldComparer`).
+
+    Without a schema, every field is compared with inferred rules.
+    """
+    comparer = _comparer_for(schema if schema is not None else _EMPTY_SCHEMA)
+    return comparer.compare(
+        expected,
+        predicted,
+        document_id=document_id,
+        document_class=document_class,
+        confidence=confidence,
+        explainability_info=explainability_info,
+    )
+
+
+_EMPTY_SCHEMA = DocumentSchema(schema_id="inferred")

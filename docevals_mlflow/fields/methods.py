@@ -1,0 +1,387 @@
+"""Comparison methods for scalar values: one score in [0, 1] per pair, and matrices.
+
+Every method has two paths that must agree: :meth:`Comparator.score` for one pair
+(scalar leaves) and :meth:`Comparator.matrix` for every pair of two lists (list
+matching, vectorised with numpy and ``rapidfuzz.process.cdist``). Values are first
+turned into *keys* by :meth:`Comparator.prepare` once each, so a list of n items is
+normalised n times, not n² times.
+
+A pair matches when its score is at least the comparator's ``threshold``
+(inclusive). ``NUMERIC_EXACT`` turns its tolerance into a 0/1 score, so its decision
+threshold is 1.
+
+Parity with Stickler (the IDP accelerator's engine): ``EXACT`` is its
+``ExactComparator`` (``str(a) == str(b)``, case-sensitive); ``FUZZY`` its
+``FuzzyComparator`` (rapidfuzz scorer on trimmed, lower-cased text, / 100);
+``LEVENSHTEIN`` its ``LevenshteinComparator``; ``NUMERIC_EXACT`` its
+``NumericComparator`` with the threshold as absolute tolerance, except where our
+number parsing is deliberately better (see ``docs/field-methods.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
+
+from docevals_mlflow.core.fingerprints import canonical_json
+from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.fields.dates import parse_date
+from docevals_mlflow.fields.numbers import parse_number
+from docevals_mlflow.fields.schema import FieldSpec
+
+Matrix = np.ndarray[Any, np.dtype[np.float64]]
+
+
+class Comparator(Protocol):
+    """Scores pairs of non-empty scalar values."""
+
+    method: str
+    threshold: float
+    """A pair matches when ``score >= threshold``."""
+    label: str
+    """How reports name the method, e.g. ``FUZZY (threshold: 0.8)``."""
+
+    def prepare(self, value: Any) -> Any:
+        """The comparison key of one value (computed once per value)."""
+        ...
+
+    def score(self, expected: Any, predicted: Any) -> float:
+        """Similarity of two prepared keys, in [0, 1]."""
+        ...
+
+    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+        """``len(expected) x len(predicted)`` similarities of prepared keys."""
+        ...
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        """Why a pair of prepared keys matched or not, for report rows."""
+        ...
+
+    def config(self) -> dict[str, Any]:
+        """Settings that change decisions (for fingerprints and reports)."""
+        ...
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return canonical_json(value)
+    return str(value)
+
+
+def _format_threshold(value: float) -> str:
+    return f"{value:g}"
+
+
+class _EqualityComparator:
+    """Shared matrix for methods whose score is 1 when keys are equal, else 0."""
+
+    method = "EXACT"
+    threshold = 1.0
+    label = "EXACT"
+
+    def score(self, expected: Any, predicted: Any) -> float:
+        return 1.0 if expected == predicted else 0.0
+
+    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+        # Equal keys share an integer code, so the n x m comparison is one numpy op.
+        codes: dict[Any, int] = {}
+        left = np.fromiter((codes.setdefault(key, len(codes)) for key in expected), np.int64)
+        right = np.fromiter((codes.setdefault(key, len(codes)) for key in predicted), np.int64)
+        equal: Matrix = (left[:, None] == right[None, :]).astype(np.float64)
+        return equal
+
+
+class ExactComparator(_EqualityComparator):
+    """``EXACT``: the texts are identical (case-sensitive unless configured)."""
+
+    def __init__(self, *, case_sensitive: bool = True) -> None:
+        self.case_sensitive = case_sensitive
+        self.method = "EXACT"
+        self.label = "EXACT" if case_sensitive else "EXACT (case-insensitive)"
+
+    def prepare(self, value: Any) -> Any:
+        text = _text(value)
+        return text if self.case_sensitive else text.casefold()
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        return "Exact match" if score >= 1.0 else "Values do not match exactly"
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.method, "case_sensitive": self.case_sensitive}
+
+
+_PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
+
+
+class NormalizedComparator(_EqualityComparator):
+    """``NORMALIZED``: equal after NFKC, case folding and dropping punctuation/spaces."""
+
+    def __init__(self, *, case_sensitive: bool = False) -> None:
+        self.case_sensitive = case_sensitive
+        self.method = "NORMALIZED"
+        self.label = "NORMALIZED"
+
+    def prepare(self, value: Any) -> Any:
+        text = unicodedata.normalize("NFKC", _text(value))
+        if not self.case_sensitive:
+            text = text.casefold()
+        return " ".join(_PUNCTUATION.sub(" ", text).split())
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        if score >= 1.0:
+            return "Match after normalising case, spaces and punctuation"
+        return "Values differ after normalisation"
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.method, "case_sensitive": self.case_sensitive}
+
+
+class DateComparator(_EqualityComparator):
+    """``DATE``: the same calendar day, whatever the format; text equality otherwise."""
+
+    def __init__(self, *, order: str = "month_first") -> None:
+        self.order = order
+        self.method = "DATE"
+        self.label = "DATE" if order == "month_first" else "DATE (day first)"
+
+    def prepare(self, value: Any) -> Any:
+        parsed = parse_date(
+            value, order="day_first" if self.order == "day_first" else "month_first"
+        )
+        if parsed is not None:
+            return ("date", parsed.toordinal())
+        return ("text", " ".join(_text(value).casefold().split()))
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        if expected[0] == "text" or predicted[0] == "text":
+            which = "expected" if expected[0] == "text" else "predicted"
+            outcome = "texts equal" if score >= 1.0 else "texts differ"
+            return f"The {which} value is not a date; {outcome}"
+        return "Same date" if score >= 1.0 else "Different dates"
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.method, "order": self.order}
+
+
+class NumericComparator:
+    """``NUMERIC_EXACT``: the numbers are equal within the tolerance.
+
+    Numbers are read by :func:`~docevals_mlflow.fields.numbers.parse_number`
+    (currency, separators, accounting negatives, percent). Text that is not a number
+    never matches.
+    """
+
+    method = "NUMERIC_EXACT"
+    threshold = 1.0
+
+    def __init__(self, *, tolerance: float = 0.0, relative_tolerance: float = 0.0) -> None:
+        self.tolerance = tolerance
+        self.relative_tolerance = relative_tolerance
+        parts = []
+        if tolerance:
+            parts.append(f"tolerance: {_format_threshold(tolerance)}")
+        if relative_tolerance:
+            parts.append(f"relative tolerance: {_format_threshold(relative_tolerance)}")
+        self.label = f"NUMERIC_EXACT ({', '.join(parts)})" if parts else "NUMERIC_EXACT"
+
+    def prepare(self, value: Any) -> Any:
+        number = parse_number(value)
+        return math.nan if number is None else number
+
+    def _bound(self, left: Any, right: Any) -> Any:
+        # A hair of slack (1e-9 of the magnitudes) so that 0.1 + 0.2 against 0.3 is
+        # not decided by float noise; written with abs() sums so that it broadcasts.
+        bound = self.tolerance + 1e-9 + 1e-9 * (abs(left) + abs(right))
+        if self.relative_tolerance:
+            bound = bound + self.relative_tolerance * np.maximum(abs(left), abs(right))
+        return bound
+
+    def score(self, expected: Any, predicted: Any) -> float:
+        if math.isnan(expected) or math.isnan(predicted):
+            return 0.0
+        return 1.0 if abs(expected - predicted) <= float(self._bound(expected, predicted)) else 0.0
+
+    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+        left = np.array(expected, dtype=np.float64)[:, None]
+        right = np.array(predicted, dtype=np.float64)[None, :]
+        with np.errstate(invalid="ignore"):
+            close = abs(left - right) <= self._bound(left, right)
+        scores: Matrix = close.astype(np.float64)
+        return scores
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        if math.isnan(expected) or math.isnan(predicted):
+            which = "expected" if math.isnan(expected) else "predicted"
+            return f"The {which} value is not a number"
+        if score >= 1.0:
+            return (
+                "Exact numeric match" if expected == predicted else "Numbers match within tolerance"
+            )
+        return f"Numbers differ ({expected:g} vs {predicted:g})"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "tolerance": self.tolerance,
+            "relative_tolerance": self.relative_tolerance,
+        }
+
+
+_FUZZ_SCORERS: dict[str, Callable[..., float]] = {
+    "ratio": fuzz.ratio,
+    "partial_ratio": fuzz.partial_ratio,
+    "token_sort_ratio": fuzz.token_sort_ratio,
+    "token_set_ratio": fuzz.token_set_ratio,
+}
+
+
+class _SimilarityComparator:
+    """Shared parts of the graded text methods."""
+
+    method = "FUZZY"
+    threshold = 0.7
+    label = "FUZZY"
+    _scale = 1.0
+    _scorer: Callable[..., float] = fuzz.ratio
+
+    def score(self, expected: Any, predicted: Any) -> float:
+        if not expected and not predicted:
+            return 1.0
+        return float(self._scorer(expected, predicted)) / self._scale
+
+    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+        if not expected or not predicted:
+            return np.zeros((len(expected), len(predicted)), dtype=np.float64)
+        scores: Matrix = process.cdist(
+            list(expected), list(predicted), scorer=self._scorer, dtype=np.float64
+        )
+        if self._scale != 1.0:
+            scores /= self._scale
+        return scores
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        if score >= 1.0:
+            return "Exact match"
+        relation = ">=" if score >= self.threshold else "below"
+        return f"Similarity {score:.2f} {relation} threshold {_format_threshold(self.threshold)}"
+
+
+class FuzzyComparator(_SimilarityComparator):
+    """``FUZZY``: a rapidfuzz ratio (``ratio``, ``partial_ratio``, ``token_sort_ratio``,
+    ``token_set_ratio``) of trimmed, lower-cased text, scaled to [0, 1]."""
+
+    _scale = 100.0
+
+    def __init__(self, *, threshold: float, scorer: str = "ratio") -> None:
+        self.method = "FUZZY"
+        self.threshold = threshold
+        self.scorer_name = scorer
+        self._scorer = _FUZZ_SCORERS[scorer]
+        kind = "" if scorer == "ratio" else f"{scorer}, "
+        self.label = f"FUZZY ({kind}threshold: {_format_threshold(threshold)})"
+
+    def prepare(self, value: Any) -> Any:
+        if type(value) is str:
+            return value.strip().lower()
+        return _text(value).strip().lower()
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.method, "threshold": self.threshold, "scorer": self.scorer_name}
+
+
+class LevenshteinComparator(_SimilarityComparator):
+    """``LEVENSHTEIN``: 1 - edit distance / longer length, on lower-cased text with
+    white space collapsed."""
+
+    def __init__(self, *, threshold: float) -> None:
+        self.method = "LEVENSHTEIN"
+        self.threshold = threshold
+        self._scorer = Levenshtein.normalized_similarity
+        self.label = f"LEVENSHTEIN (threshold: {_format_threshold(threshold)})"
+
+    def prepare(self, value: Any) -> Any:
+        return " ".join(_text(value).lower().split())
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.method, "threshold": self.threshold}
+
+
+ProviderFactory = Callable[[FieldSpec], Comparator]
+"""Builds a comparator for a method that needs an outside provider (SEMANTIC, LLM)."""
+
+
+def make_comparator(
+    spec: FieldSpec,
+    *,
+    providers: Mapping[str, ProviderFactory] | None = None,
+    where: str = "",
+) -> Comparator:
+    """The comparator for a scalar field spec.
+
+    ``SEMANTIC`` and ``LLM`` need a provider (an embedding model or a judge); without
+    one they are a configuration error naming the field.
+    """
+    method = spec.effective_method
+    threshold = spec.effective_threshold
+    if method == "EXACT":
+        return ExactComparator(case_sensitive=spec.case_sensitive is not False)
+    if method == "NORMALIZED":
+        return NormalizedComparator(case_sensitive=bool(spec.case_sensitive))
+    if method == "NUMERIC_EXACT":
+        return NumericComparator(tolerance=threshold, relative_tolerance=spec.relative_tolerance)
+    if method == "FUZZY":
+        return FuzzyComparator(threshold=threshold, scorer=spec.fuzzy_scorer)
+    if method == "LEVENSHTEIN":
+        return LevenshteinComparator(threshold=threshold)
+    if method == "DATE":
+        return DateComparator(order=spec.date_order)
+    factory = (providers or {}).get(method)
+    if factory is None:
+        raise ConfigurationError(
+            f"method {method} needs a provider (an embedding model or an LLM judge) and "
+            "none is configured",
+            path=where or None,
+            expected="a provider for this method, or one of EXACT, NORMALIZED, "
+            "NUMERIC_EXACT, FUZZY, LEVENSHTEIN, DATE",
+        )
+    return factory(spec)
+
+
+def infer_spec(value: Any) -> FieldSpec:
+    """The rule for a field the schema does not configure, from an example value.
+
+    IDP's inference rules: numbers NUMERIC_EXACT with tolerance 0.01, booleans EXACT,
+    everything else FUZZY with threshold 0.85; objects and lists recursively.
+    """
+    if isinstance(value, Mapping):
+        return FieldSpec(fields={str(key): infer_spec(item) for key, item in value.items()})
+    if isinstance(value, list):
+        sample = next((item for item in value if item is not None), None)
+        if isinstance(sample, Mapping):
+            merged: dict[str, Any] = {}
+            for item in value:
+                if isinstance(item, Mapping):
+                    for key, inner in item.items():
+                        if merged.get(str(key)) is None:
+                            merged[str(key)] = inner
+            return FieldSpec(items=FieldSpec(fields={k: infer_spec(v) for k, v in merged.items()}))
+        return FieldSpec(items=infer_spec(sample))
+    if isinstance(value, bool):
+        return INFERRED_BOOLEAN
+    if isinstance(value, (int, float)):
+        return INFERRED_NUMBER
+    return INFERRED_TEXT
+
+
+INFERRED_TEXT = FieldSpec(method="FUZZY", threshold=0.85)
+INFERRED_NUMBER = FieldSpec(method="NUMERIC_EXACT", threshold=0.01)
+INFERRED_BOOLEAN = FieldSpec(method="EXACT")
