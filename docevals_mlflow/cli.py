@@ -14,8 +14,8 @@ from typing import Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
-from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.literals import Authority, Verdict
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.model import input_error_from_validation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
