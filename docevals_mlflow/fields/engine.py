@@ -11,7 +11,7 @@ pydantic models are built only at the edges.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,14 @@ ROW_FIELDS = (
     "reason",
 )
 """Columns of a row tuple, in order."""
+
+SimilarityRequest = tuple["ObjectNode", list[Any], list[Any]]
+"""A list's item node and its non-empty expected and predicted items."""
+SimilarityResult = tuple[Any, "Block"]
+Walk = Generator[SimilarityRequest, SimilarityResult, None]
+"""Comparing an object or a list: a generator that yields each list's items and is
+sent back their similarity, so that a driver can compute the similarities of many
+documents' lists in one vectorised step (:func:`run_walks`)."""
 
 Row = tuple[Any, ...]
 """A compact row as the engine keeps it: ``(path, node, expected, actual, score,
@@ -266,9 +274,10 @@ class ObjectNode:
             self.extra[key] = node
         return node
 
-    def compare(
+    def walk(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
-    ) -> None:
+    ) -> Walk:
+        """Compare an object; yields when a list below needs item similarities."""
         if type(expected) is dict or isinstance(expected, Mapping):
             expected_map: Mapping[str, Any] = expected
         elif is_empty(expected):
@@ -290,7 +299,11 @@ class ObjectNode:
             other = predicted_map.get(key) if predicted_map is not None else wrong
             node = self.child(key, value if value is not None else other)
             segment = key_segment(key)
-            node.compare(value, other, path + segment, ppath + segment if ppath else None, state)
+            child_ppath = ppath + segment if ppath else None
+            if isinstance(node, ScalarNode):
+                node.compare(value, other, path + segment, child_ppath, state)
+            else:
+                yield from node.walk(value, other, path + segment, child_ppath, state)
 
     def _keys(
         self, expected: Mapping[str, Any], predicted: Mapping[str, Any] | None
@@ -382,23 +395,22 @@ class ArrayNode:
         counts[1] += missed
         counts[2] += extra
 
-    def compare(
+    def walk(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
-    ) -> None:
+    ) -> Walk:
+        """Pair and compare list items; yields to obtain the item similarities."""
         expected_list = _as_list(expected)
         if type(predicted) is WrongType or (
             not isinstance(predicted, list) and not is_empty(predicted)
         ):
             wrong = predicted if type(predicted) is WrongType else WrongType(predicted, "a list")
-            self._against_wrong(expected_list, wrong, path, state)
+            yield from self._against_wrong(expected_list, wrong, path, state)
             return
         predicted_list: list[Any] = predicted if isinstance(predicted, list) else []
-        expected_items = [(i, v) for i, v in enumerate(expected_list) if not is_empty(v)]
-        predicted_items = [(j, v) for j, v in enumerate(predicted_list) if not is_empty(v)]
-        expected_values = [v for _, v in expected_items]
-        predicted_values = [v for _, v in predicted_items]
+        expected_positions, expected_values = _non_empty(expected_list)
+        predicted_positions, predicted_values = _non_empty(predicted_list)
         item = self.item
-        columns: list[Column] | None = None
+        block: Block | None = None
         if not expected_values or not predicted_values:
             pairs: list[tuple[int, int]] = []
         elif isinstance(item, ScalarNode):
@@ -410,24 +422,28 @@ class ArrayNode:
             pairs = _assign(similarity, comparator.threshold)
         else:
             assert isinstance(item, ObjectNode)
-            similarity, columns = item_similarity(item, expected_values, predicted_values)
+            similarity, block = yield (item, expected_values, predicted_values)
             pairs = _assign(similarity, self.match_threshold)
         for row, col in pairs:
-            i, value = expected_items[row]
-            j, other = predicted_items[col]
+            i, value = expected_positions[row], expected_values[row]
+            j, other = predicted_positions[col], predicted_values[col]
             item_path = f"{path}[{i}]"
             item_ppath = f"{ppath}[{j}]" if ppath else None
-            if columns is not None and type(value) is dict and type(other) is dict:
-                _compare_paired_items(columns, row, col, value, other, item_path, item_ppath, state)
-            else:
+            if block is not None and type(value) is dict and type(other) is dict:
+                yield from _compare_paired_items(
+                    block, row, col, value, other, item_path, item_ppath, state
+                )
+            elif isinstance(item, ScalarNode):
                 item.compare(value, other, item_path, item_ppath, state)
+            else:
+                yield from item.walk(value, other, item_path, item_ppath, state)
         paired_expected = {row for row, _ in pairs}
         paired_predicted = {col for _, col in pairs}
-        for row, (i, value) in enumerate(expected_items):
+        for row, (i, value) in enumerate(zip(expected_positions, expected_values, strict=True)):
             if row not in paired_expected:
                 item.one_sided(value, f"{path}[{i}]", None, state, True)
         extra = 0
-        for col, (j, value) in enumerate(predicted_items):
+        for col, (j, value) in enumerate(zip(predicted_positions, predicted_values, strict=True)):
             if col not in paired_predicted:
                 item.one_sided(
                     value,
@@ -440,16 +456,19 @@ class ArrayNode:
         self._count_items(
             state,
             len(pairs),
-            len(expected_items) - len(pairs),
-            len(predicted_items) - len(pairs),
+            len(expected_values) - len(pairs),
+            len(predicted_values) - len(pairs),
         )
 
     def _against_wrong(
         self, expected_list: list[Any], wrong: WrongType, path: str, state: DocumentState
-    ) -> None:
+    ) -> Walk:
         items = [(i, v) for i, v in enumerate(expected_list) if not is_empty(v)]
         for i, value in items:
-            self.item.compare(value, wrong, f"{path}[{i}]", None, state)
+            if isinstance(self.item, ScalarNode):
+                self.item.compare(value, wrong, f"{path}[{i}]", None, state)
+            else:
+                yield from self.item.walk(value, wrong, f"{path}[{i}]", None, state)
         if not items:
             # Nothing expected, something of the wrong shape predicted: one false alarm.
             holder = self.item if isinstance(self.item, ScalarNode) else None
@@ -481,6 +500,14 @@ def _wrong_shape_node(array: ArrayNode) -> ScalarNode:
 Node = ScalarNode | ObjectNode | ArrayNode
 
 
+def _non_empty(items: list[Any]) -> tuple[Sequence[int], list[Any]]:
+    """Positions and values of the non-empty items of a list."""
+    if all(type(item) is dict and item for item in items):
+        return range(len(items)), items
+    positions = [index for index, item in enumerate(items) if not is_empty(item)]
+    return positions, [items[index] for index in positions]
+
+
 def _as_list(value: Any) -> list[Any]:
     if isinstance(value, list):
         return value
@@ -503,8 +530,9 @@ def _assign(similarity: Any, threshold: float) -> list[tuple[int, int]]:
 
 
 class Column:
-    """One attribute across the items of two lists, prepared once for pairing and
-    reused to score the attribute of every paired item."""
+    """One attribute across every item of the lists being paired: values, presence,
+    comparison keys (prepared once) and the flat pair scores, reused to score the
+    attribute of each paired item."""
 
     __slots__ = (
         "configured",
@@ -534,84 +562,136 @@ class Column:
         self.scores: Any = None
 
 
+class Block:
+    """One list's view into a :class:`Column` set: where its items and pairs start."""
+
+    __slots__ = ("columns", "expected_start", "pair_start", "predicted_start", "width")
+
+    def __init__(
+        self,
+        columns: list[Column],
+        expected_start: int,
+        predicted_start: int,
+        pair_start: int,
+        width: int,
+    ) -> None:
+        self.columns = columns
+        self.expected_start = expected_start
+        self.predicted_start = predicted_start
+        self.pair_start = pair_start
+        self.width = width
+
+
 def item_similarity(
     node: ObjectNode, expected: list[Any], predicted: list[Any]
-) -> tuple[Any, list[Column]]:
-    """``len(expected) x len(predicted)`` similarity of list items (objects).
+) -> SimilarityResult:
+    """The similarity matrix of one list's items (see :func:`batch_item_similarity`)."""
+    return batch_item_similarity([(node, expected, predicted)])[0]
 
-    The weighted mean, over the item's scalar attributes present on at least one
-    side, of the attribute's score (0 where only one side has it); items with no
-    such attribute on either side are fully similar. Nested objects and lists inside
-    items do not take part in pairing; they are compared once items are paired.
-    Vectorised: one comparator matrix per attribute.
+
+def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[SimilarityResult]:
+    """``len(expected) x len(predicted)`` item similarities for lists of one item node.
+
+    Similarity is the weighted mean, over the item's scalar attributes present on at
+    least one side, of the attribute's score (0 where only one side has it); items
+    with no such attribute on either side are fully similar. Nested objects and lists
+    inside items do not take part in pairing; they are compared once items are paired.
+
+    Vectorised: every (expected, predicted) item pair of every list is one element
+    of flat arrays, and each attribute is scored for all pairs in one call
+    (``Comparator.matrix`` for a single list, ``Comparator.pairwise`` for several).
     """
-    shape = (len(expected), len(predicted))
+    node = requests[0][0]
+    single = len(requests) == 1
+    expected_all = [item for _, expected, _ in requests for item in expected]
+    predicted_all = [item for _, _, predicted in requests for item in predicted]
+    m = [len(expected) for _, expected, _ in requests]
+    n = [len(predicted) for _, _, predicted in requests]
+    pair_count = sum(rows * cols for rows, cols in zip(m, n, strict=True))
+    if single:
+        left_index = right_index = None
+    else:
+        m_array, n_array = np.array(m, dtype=np.int64), np.array(n, dtype=np.int64)
+        counts = m_array * n_array
+        owner = np.repeat(np.arange(len(requests)), counts)
+        local = np.arange(pair_count) - (np.cumsum(counts) - counts)[owner]
+        width = n_array[owner]
+        left_index = (np.cumsum(m_array) - m_array)[owner] + local // width
+        right_index = (np.cumsum(n_array) - n_array)[owner] + local % width
+
     total: Any = None
     weight_sum: Any = 0.0
-    columns = []
-    for key, configured, child in node.item_columns([*expected, *predicted]):
+    columns: list[Column] = []
+    for key, configured, child in node.item_columns([*expected_all, *predicted_all]):
         column = Column(key, configured, child)
         columns.append(column)
         column.expected_values = [
-            item.get(key) if type(item) is dict else _get(item, key) for item in expected
+            item.get(key) if type(item) is dict else _get(item, key) for item in expected_all
         ]
         column.predicted_values = [
-            item.get(key) if type(item) is dict else _get(item, key) for item in predicted
+            item.get(key) if type(item) is dict else _get(item, key) for item in predicted_all
         ]
         if not isinstance(child, ScalarNode):
             continue
         comparator = child.comparator
-        blank = comparator.prepare("")
-        column.expected_present, column.expected_keys = _prepare_column(
-            column.expected_values, comparator.prepare, blank
+        column.expected_present, column.expected_keys = comparator.prepare_many(
+            column.expected_values
         )
-        column.predicted_present, column.predicted_keys = _prepare_column(
-            column.predicted_values, comparator.prepare, blank
+        column.predicted_present, column.predicted_keys = comparator.prepare_many(
+            column.predicted_values
         )
         all_left, all_right = all(column.expected_present), all(column.predicted_present)
         if not (all_left or all_right) and not (
             any(column.expected_present) or any(column.predicted_present)
         ):
             continue
-        scores = column.scores = comparator.matrix(column.expected_keys, column.predicted_keys)
+        if left_index is None or right_index is None:
+            scores = comparator.matrix(column.expected_keys, column.predicted_keys).ravel()
+        else:
+            scores = comparator.pairwise(
+                column.expected_keys, column.predicted_keys, left_index, right_index
+            )
+        column.scores = scores
         weight = child.weight
         if all_left and all_right:
             # Every item has this attribute on both sides (the usual case): no masks.
             contribution = scores * weight if weight != 1.0 else scores
             weight_sum = weight_sum + weight
         else:
-            left_present = np.array(column.expected_present, dtype=bool)[:, None]
-            right_present = np.array(column.predicted_present, dtype=bool)[None, :]
-            contribution = np.where(left_present & right_present, scores * weight, 0.0)
-            weight_sum = weight_sum + weight * (left_present | right_present)
+            left_present = np.array(column.expected_present, dtype=bool)
+            right_present = np.array(column.predicted_present, dtype=bool)
+            if left_index is None or right_index is None:
+                left_pairs = np.repeat(left_present, n[0])
+                right_pairs = np.tile(right_present, m[0])
+            else:
+                left_pairs, right_pairs = left_present[left_index], right_present[right_index]
+            contribution = np.where(left_pairs & right_pairs, scores * weight, 0.0)
+            weight_sum = weight_sum + weight * (left_pairs | right_pairs)
         total = contribution.copy() if total is None else total + contribution
     if total is None:
-        return np.ones(shape, dtype=np.float64), columns
-    if isinstance(weight_sum, float):
-        return total / weight_sum, columns
-    with np.errstate(invalid="ignore", divide="ignore"):
-        similarity = np.where(
-            weight_sum > 0, total / np.where(weight_sum > 0, weight_sum, 1.0), 1.0
-        )
-    return similarity, columns
+        similarity = np.ones(pair_count, dtype=np.float64)
+    elif isinstance(weight_sum, float):
+        similarity = total / weight_sum
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            similarity = np.where(
+                weight_sum > 0, total / np.where(weight_sum > 0, weight_sum, 1.0), 1.0
+            )
 
-
-def _prepare_column(values: list[Any], prepare: Any, blank: Any) -> tuple[list[bool], list[Any]]:
-    """Presence flags and comparison keys of one attribute across items."""
-    present = []
-    keys = []
-    for value in values:
-        if is_empty(value):
-            present.append(False)
-            keys.append(blank)
-        else:
-            present.append(True)
-            keys.append(prepare(value))
-    return present, keys
+    results: list[SimilarityResult] = []
+    expected_start = predicted_start = pair_start = 0
+    for rows, cols in zip(m, n, strict=True):
+        block = Block(columns, expected_start, predicted_start, pair_start, cols)
+        size = rows * cols
+        results.append((similarity[pair_start : pair_start + size].reshape(rows, cols), block))
+        expected_start += rows
+        predicted_start += cols
+        pair_start += size
+    return results
 
 
 def _compare_paired_items(
-    columns: list[Column],
+    block: Block,
     row: int,
     col: int,
     expected: dict[str, Any],
@@ -619,36 +699,83 @@ def _compare_paired_items(
     path: str,
     ppath: str | None,
     state: DocumentState,
-) -> None:
+) -> Walk:
     """Compare two paired items, reusing the scores computed for pairing."""
-    for column in columns:
+    left = block.expected_start + row
+    right = block.predicted_start + col
+    pair = block.pair_start + row * block.width + col
+    for column in block.columns:
         key = column.key
         if not column.configured and key not in expected and key not in predicted:
             continue
-        value = column.expected_values[row]
-        other = column.predicted_values[col]
+        value = column.expected_values[left]
+        other = column.predicted_values[right]
         child_path = path + column.segment
         child_ppath = ppath + column.segment if ppath else None
         node = column.node
-        if column.scores is None or not isinstance(node, ScalarNode):
+        if not isinstance(node, ScalarNode):
+            yield from node.walk(value, other, child_path, child_ppath, state)
+        elif column.scores is None:
             node.compare(value, other, child_path, child_ppath, state)
         elif (
             # Both present and plain: the common case needs no emptiness re-check.
-            column.expected_present[row]
-            and column.predicted_present[col]
+            column.expected_present[left]
+            and column.predicted_present[right]
             and type(other) is not dict
             and type(other) is not list
         ) or not node.settle_unscored(value, other, child_path, child_ppath, state):
             node.settle_scored(
                 value,
                 other,
-                column.expected_keys[row],
-                column.predicted_keys[col],
-                float(column.scores[row, col]),
+                column.expected_keys[left],
+                column.predicted_keys[right],
+                float(column.scores[pair]),
                 child_path,
                 child_ppath,
                 state,
             )
+
+
+def run_walk(walk: Walk) -> None:
+    """Drive one document's walk, computing each list's similarity on request."""
+    try:
+        request = next(walk)
+        while True:
+            request = walk.send(item_similarity(*request))
+    except StopIteration:
+        return
+
+
+def run_walks(walks: Sequence[Walk]) -> None:
+    """Drive many documents' walks together.
+
+    Whenever every walk is waiting on a list, the requests for the same list node are
+    answered by one vectorised computation over all their item pairs
+    (:func:`batch_item_similarity`), which is what makes small documents fast.
+    """
+    active: list[tuple[Walk, SimilarityRequest]] = []
+    for walk in walks:
+        request = _advance(walk, None)
+        if request is not None:
+            active.append((walk, request))
+    while active:
+        groups: dict[int, list[tuple[Walk, SimilarityRequest]]] = {}
+        for entry in active:
+            groups.setdefault(id(entry[1][0]), []).append(entry)
+        active = []
+        for group in groups.values():
+            results = batch_item_similarity([request for _, request in group])
+            for (walk, _), result in zip(group, results, strict=True):
+                request = _advance(walk, result)
+                if request is not None:
+                    active.append((walk, request))
+
+
+def _advance(walk: Walk, value: SimilarityResult | None) -> SimilarityRequest | None:
+    try:
+        return next(walk) if value is None else walk.send(value)
+    except StopIteration:
+        return None
 
 
 class SchemaCompiler:

@@ -272,7 +272,7 @@ def schema_from_idp_config(config: Mapping[str, Any]) -> DocumentSchema:
     """
     if not isinstance(config, Mapping):
         raise InputError(
-            f"an IDP configuration must be an object, not {type(config).__name__}",
+            f"an IDP configuration must be an object (got {type(config).__name__})",
             expected="an object with 'classes'",
         )
     classes = config.get("classes")
@@ -291,7 +291,7 @@ def _idp_class(entry: Any, index: int) -> ClassSchema:
     slot = f"classes[{index}]"
     if not isinstance(entry, Mapping):
         raise InputError(
-            f"{slot} is a {type(entry).__name__}, not an object",
+            f"{slot} is not an object (got {type(entry).__name__})",
             path=slot,
             expected="an object with 'name' and 'attributes'",
         )
@@ -322,7 +322,7 @@ def _idp_attributes(
         if not isinstance(attribute, Mapping):
             raise where.error(
                 slot,
-                f"attribute is a {type(attribute).__name__}, not an object",
+                f"attribute is not an object (got {type(attribute).__name__})",
                 expected="an object with 'name'",
             )
         name = attribute.get("name")
@@ -596,7 +596,7 @@ def schema_from_json_schema(schema: Mapping[str, Any]) -> DocumentSchema:
     """
     if not isinstance(schema, Mapping):
         raise InputError(
-            f"a JSON Schema must be an object, not {type(schema).__name__}",
+            f"a JSON Schema must be an object (got {type(schema).__name__})",
             expected="an object schema with 'properties', or 'classes'",
         )
     schema_id = _schema_id(schema, ("schema_id", "$id"), "json-schema")
@@ -634,7 +634,7 @@ def schema_from_json_schema(schema: Mapping[str, Any]) -> DocumentSchema:
 def _json_class(node: Any, slot: str | None, roots: tuple[Mapping[str, Any], ...]) -> ClassSchema:
     if not isinstance(node, Mapping):
         raise InputError(
-            f"{slot or 'the schema'} is a {type(node).__name__}, not a JSON Schema object",
+            f"{slot or 'the schema'} is not a JSON Schema object (got {type(node).__name__})",
             path=slot,
             expected="an object schema",
         )
@@ -746,7 +746,9 @@ def _normalize(
         node = {}
     if not isinstance(node, Mapping):
         raise context.where.error(
-            path, f"schema is a {type(node).__name__}, not an object", expected="an object schema"
+            path,
+            f"schema is not an object (got {type(node).__name__})",
+            expected="an object schema",
         )
     node, active = _deref(node, context, path, active)
     for keyword in ("anyOf", "oneOf", "allOf"):
@@ -1161,7 +1163,8 @@ def infer_class_schema(name: str, examples: Iterable[Any]) -> ClassSchema:
     for index, example in enumerate(examples, start=1):
         if not isinstance(example, Mapping):
             raise InputError(
-                f"example {index} for class {name!r} is a {type(example).__name__}, not an object",
+                f"example {index} for class {name!r} is not an object "
+                f"(got {type(example).__name__})",
                 record=name,
                 expected="one ground-truth document (an object) per example",
             )

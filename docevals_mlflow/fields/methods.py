@@ -31,12 +31,15 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
 from docevals_mlflow.core.fingerprints import canonical_json
+from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.fields.dates import parse_date
 from docevals_mlflow.fields.numbers import parse_number
 from docevals_mlflow.fields.schema import FieldSpec
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
+Scores = np.ndarray[Any, np.dtype[np.float64]]
+Vector = np.ndarray[Any, np.dtype[np.int64]]
 
 
 class Comparator(Protocol):
@@ -60,6 +63,20 @@ class Comparator(Protocol):
         """``len(expected) x len(predicted)`` similarities of prepared keys."""
         ...
 
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        """Presence flags and keys of many values (empty values get a blank key)."""
+        ...
+
+    def pairwise(
+        self,
+        expected: Sequence[Any],
+        predicted: Sequence[Any],
+        left: Vector,
+        right: Vector,
+    ) -> Scores:
+        """Scores of the pairs ``(expected[left[k]], predicted[right[k]])``."""
+        ...
+
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
         """Why a pair of prepared keys matched or not, for report rows."""
         ...
@@ -77,6 +94,16 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def prepare_each(
+    prepare: Callable[[Any], Any], values: Sequence[Any]
+) -> tuple[list[bool], list[Any]]:
+    """``prepare_many`` for any ``prepare``: empty values get the key of ``""``."""
+    blank = prepare("")
+    present = [not is_empty(value) for value in values]
+    keys = [prepare(value) if flag else blank for value, flag in zip(values, present, strict=True)]
+    return present, keys
+
+
 def _format_threshold(value: float) -> str:
     return f"{value:g}"
 
@@ -88,6 +115,12 @@ class _EqualityComparator:
     threshold = 1.0
     label = "EXACT"
 
+    def prepare(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        return prepare_each(self.prepare, values)
+
     def score(self, expected: Any, predicted: Any) -> float:
         return 1.0 if expected == predicted else 0.0
 
@@ -97,6 +130,17 @@ class _EqualityComparator:
         left = np.fromiter((codes.setdefault(key, len(codes)) for key in expected), np.int64)
         right = np.fromiter((codes.setdefault(key, len(codes)) for key in predicted), np.int64)
         equal: Matrix = (left[:, None] == right[None, :]).astype(np.float64)
+        return equal
+
+    def pairwise(
+        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
+    ) -> Scores:
+        codes: dict[Any, int] = {}
+        left_codes = np.fromiter((codes.setdefault(key, len(codes)) for key in expected), np.int64)
+        right_codes = np.fromiter(
+            (codes.setdefault(key, len(codes)) for key in predicted), np.int64
+        )
+        equal: Scores = (left_codes[left] == right_codes[right]).astype(np.float64)
         return equal
 
 
@@ -197,6 +241,23 @@ class NumericComparator:
         number = parse_number(value)
         return math.nan if number is None else number
 
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        present = []
+        keys = []
+        for value in values:
+            kind = type(value)
+            if kind is float or kind is int:
+                present.append(True)
+                keys.append(float(value))
+            elif is_empty(value):
+                present.append(False)
+                keys.append(math.nan)
+            else:
+                number = parse_number(value)
+                present.append(True)
+                keys.append(math.nan if number is None else number)
+        return present, keys
+
     def _bound(self, left: Any, right: Any) -> Any:
         # A hair of slack (1e-9 of the magnitudes) so that 0.1 + 0.2 against 0.3 is
         # not decided by float noise; written with abs() sums so that it broadcasts.
@@ -216,6 +277,16 @@ class NumericComparator:
         with np.errstate(invalid="ignore"):
             close = abs(left - right) <= self._bound(left, right)
         scores: Matrix = close.astype(np.float64)
+        return scores
+
+    def pairwise(
+        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
+    ) -> Scores:
+        a = np.array(expected, dtype=np.float64)[left]
+        b = np.array(predicted, dtype=np.float64)[right]
+        with np.errstate(invalid="ignore"):
+            close = abs(a - b) <= self._bound(a, b)
+        scores: Scores = close.astype(np.float64)
         return scores
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
@@ -247,6 +318,12 @@ _FUZZ_SCORERS: dict[str, Callable[..., float]] = {
 class _SimilarityComparator:
     """Shared parts of the graded text methods."""
 
+    def prepare(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        return prepare_each(self.prepare, values)
+
     method = "FUZZY"
     threshold = 0.7
     label = "FUZZY"
@@ -264,6 +341,18 @@ class _SimilarityComparator:
         scores: Matrix = process.cdist(
             list(expected), list(predicted), scorer=self._scorer, dtype=np.float64
         )
+        if self._scale != 1.0:
+            scores /= self._scale
+        return scores
+
+    def pairwise(
+        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
+    ) -> Scores:
+        if not len(left):
+            return np.zeros(0, dtype=np.float64)
+        a = np.array(expected, dtype=object)[left]
+        b = np.array(predicted, dtype=object)[right]
+        scores: Scores = process.cpdist(a, b, scorer=self._scorer, dtype=np.float64)
         if self._scale != 1.0:
             scores /= self._scale
         return scores
@@ -293,6 +382,22 @@ class FuzzyComparator(_SimilarityComparator):
         if type(value) is str:
             return value.strip().lower()
         return _text(value).strip().lower()
+
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        present = []
+        keys = []
+        for value in values:
+            if type(value) is str:
+                text = value.strip()
+                present.append(bool(text))
+                keys.append(text.lower())
+            elif is_empty(value):
+                present.append(False)
+                keys.append("")
+            else:
+                present.append(True)
+                keys.append(self.prepare(value))
+        return present, keys
 
     def config(self) -> dict[str, Any]:
         return {"method": self.method, "threshold": self.threshold, "scorer": self.scorer_name}
