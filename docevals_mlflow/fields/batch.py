@@ -9,6 +9,7 @@ from typing import Any
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
 from docevals_mlflow.fields.counts import Counts, ItemCounts
+from docevals_mlflow.fields.engine import gc_paused
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
 
@@ -135,16 +136,17 @@ class BatchComparison:
         if f1 is not None:
             aggregate.f1_sum += f1
             aggregate.f1_documents += 1
-        fields, class_fields = self.fields, aggregate.fields
-        for template, cells in document.cells.items():
-            entry = fields.get(template)
-            if entry is None:
-                entry = fields[template] = FieldAggregate(document.fields[template])
-            entry.counts.add_list(cells)
-            entry = class_fields.get(template)
-            if entry is None:
-                entry = class_fields[template] = FieldAggregate(document.fields[template])
-            entry.counts.add_list(cells)
+        for target in (self.fields, aggregate.fields):
+            for template, cells in document.cells.items():
+                entry = target.get(template)
+                if entry is None:
+                    entry = target[template] = FieldAggregate(document.fields[template])
+                counts = entry.counts
+                counts.tp += cells[0]
+                counts.fa += cells[1]
+                counts.fd += cells[2]
+                counts.fn += cells[3]
+                counts.tn += cells[4]
         for template, cells in document.items.items():
             entry_items = self.lists.get(template)
             if entry_items is None:
@@ -207,25 +209,27 @@ def compare_documents(
     chunk: list[DocumentPair] = []
 
     def flush() -> None:
-        documents = comparer.compare_many(
-            [
-                (
-                    pair.expected,
-                    pair.predicted,
-                    {
-                        "document_id": pair.id,
-                        "document_class": pair.document_class,
-                        "confidence": pair.confidence,
-                        "explainability_info": pair.explainability_info,
-                    },
-                )
-                for pair in chunk
-            ]
-        )
-        for document in documents:
-            if rows_sink is not None:
+        with gc_paused():
+            documents = comparer.compare_many(
+                [
+                    (
+                        pair.expected,
+                        pair.predicted,
+                        {
+                            "document_id": pair.id,
+                            "document_class": pair.document_class,
+                            "confidence": pair.confidence,
+                            "explainability_info": pair.explainability_info,
+                        },
+                    )
+                    for pair in chunk
+                ]
+            )
+            for document in documents:
+                batch.add(document, keep_rows=keep_rows)
+        if rows_sink is not None:
+            for document in documents:
                 rows_sink(document)
-            batch.add(document, keep_rows=keep_rows)
         chunk.clear()
 
     for index, item in enumerate(pairs):

@@ -34,7 +34,7 @@ from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.fields.dates import parse_date
-from docevals_mlflow.fields.numbers import parse_number
+from docevals_mlflow.fields.numbers import parse_number, parse_number_text
 from docevals_mlflow.fields.schema import FieldSpec
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
@@ -242,20 +242,16 @@ class NumericComparator:
         return math.nan if number is None else number
 
     def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        present = []
-        keys = []
-        for value in values:
-            kind = type(value)
-            if kind is float or kind is int:
-                present.append(True)
-                keys.append(float(value))
-            elif is_empty(value):
-                present.append(False)
-                keys.append(math.nan)
-            else:
-                number = parse_number(value)
-                present.append(True)
-                keys.append(math.nan if number is None else number)
+        if all(type(value) is str for value in values):
+            # Extracted amounts are mostly text: one comprehension per column.
+            present = [bool(value) and not value.isspace() for value in values]
+            numbers = [parse_number_text(value) if value else None for value in values]
+            return present, [math.nan if number is None else number for number in numbers]
+        present = [not is_empty(value) for value in values]
+        keys = [
+            self.prepare(value) if flag else math.nan
+            for value, flag in zip(values, present, strict=True)
+        ]
         return present, keys
 
     def _bound(self, left: Any, right: Any) -> Any:
@@ -384,20 +380,10 @@ class FuzzyComparator(_SimilarityComparator):
         return _text(value).strip().lower()
 
     def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        present = []
-        keys = []
-        for value in values:
-            if type(value) is str:
-                text = value.strip()
-                present.append(bool(text))
-                keys.append(text.lower())
-            elif is_empty(value):
-                present.append(False)
-                keys.append("")
-            else:
-                present.append(True)
-                keys.append(self.prepare(value))
-        return present, keys
+        if all(type(value) is str for value in values):
+            keys = [value.strip().lower() for value in values]
+            return [bool(key) for key in keys], keys
+        return prepare_each(self.prepare, values)
 
     def config(self) -> dict[str, Any]:
         return {"method": self.method, "threshold": self.threshold, "scorer": self.scorer_name}
