@@ -40,9 +40,15 @@ from docevals_mlflow.errors import (
 )
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.field_metric import FieldMetric
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 from docevals_mlflow.evaluation.suite import build_suite_report
+from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, compare_documents
+from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, compare_document
+from docevals_mlflow.fields.counts import Counts
+from docevals_mlflow.fields.report import FieldsReport
+from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 from docevals_mlflow.reports.files import load_report, write_report
 from docevals_mlflow.reports.markdown import (
     render_case_markdown,
@@ -51,18 +57,28 @@ from docevals_mlflow.reports.markdown import (
 )
 
 __all__ = [
+    "BatchComparison",
     "CheckpointSummary",
     "CheckpointWarning",
+    "ClassSchema",
     "ConfigurationError",
+    "Counts",
     "DEFAULT_RUBRIC",
     "DocEvalsError",
     "DocEvalsWarning",
+    "DocumentComparison",
+    "DocumentPair",
+    "DocumentSchema",
     "ErrorRecord",
     "EvaluationCase",
     "EvaluationReport",
     "EvaluationSpec",
     "Evaluator",
     "ExactStructuredMetric",
+    "FieldComparer",
+    "FieldMetric",
+    "FieldSpec",
+    "FieldsReport",
     "FunctionMetric",
     "InputError",
     "InputFileNotFoundError",
@@ -89,6 +105,8 @@ __all__ = [
     "build_suite_report",
     "canonical_json",
     "combine_verdicts",
+    "compare_document",
+    "compare_documents",
     "failure_context",
     "format_path",
     "load_report",

@@ -42,3 +42,10 @@ def test_dockerfile_entrypoint_is_the_console_script():
     for source in re.findall(r"^COPY (.+) \S+$", text, flags=re.MULTILINE):
         for name in source.split():
             assert (ROOT / name).exists(), name
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"```bash\n(.*?)\n```", readme, flags=re.DOTALL)
+    test_command = next(command for command in commands if "pytest" in command)
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

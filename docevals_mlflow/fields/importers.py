@@ -10,8 +10,8 @@ extensions, and schema inference from ground-truth documents.
 * Thresholds may be written as numeric text (``"0.8"``), which the IDP accelerator
   also accepts; anything else that is not a number is an error.
 * A list of objects is matched with ``HUNGARIAN``; its ``evaluation_threshold`` is the
-  list's ``match_threshold`` (0.8 when absent: every imported or inferred list records
-  the IDP default, whatever the native default is). Any other method there is an
+  list's ``match_threshold`` (when absent, the native pairing default, 0.5, is recorded
+  explicitly; IDP's 0.8 meant something else, see ``IDP_DEFAULT_MATCH_THRESHOLD``). Any other method there is an
   error, as in the IDP.
 * A list of scalars (a list attribute without item attributes, or any attribute whose
   method is ``HUNGARIAN``) compares items with ``hungarian_comparator`` (``EXACT`` by
@@ -38,7 +38,7 @@ schema and ``null``) are unwrapped. Evaluation extensions:
   An array of objects is matched with ``HUNGARIAN`` (stated or not); its match threshold
   is the first of ``x-aws-idp-evaluation-match-threshold``,
   ``x-aws-idp-evaluation-threshold``, then ``x-aws-stickler-match-threshold`` (on the
-  array, or on its ``items`` where Stickler writes it), else 0.8.
+  array, or on its ``items`` where Stickler writes it), else the native default.
 * A method on an object property is an error. ``x-aws-stickler-threshold`` on an object
   (Stickler's gate on the object's mean score, written by its exporter) and the
   class-level match threshold have no native equivalent and are ignored.
@@ -60,6 +60,7 @@ from urllib.parse import unquote
 from docevals_mlflow.core.values import as_number
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.schema import (
+    DEFAULT_MATCH_THRESHOLD,
     ClassSchema,
     DateOrder,
     DocumentSchema,
@@ -134,10 +135,12 @@ _STICKLER_WEIGHT = "x-aws-stickler-weight"
 _STICKLER_CONFIG = "x-aws-stickler-comparator-config"
 _STICKLER_TOLERANCE = "x-aws-stickler-tolerance"
 
-# The IDP formats' own default for lists of objects. Kept apart from the native
-# default (``schema.DEFAULT_MATCH_THRESHOLD``) so an imported schema means what it
-# meant in the IDP, and records the value explicitly.
-IDP_DEFAULT_MATCH_THRESHOLD = 0.8
+# A list without a configured threshold gets the native pairing threshold, recorded
+# explicitly. The IDP's 0.8 is not reused: Stickler always pairs items and applies
+# 0.8 to call a *paired* object right or wrong, while here the threshold decides
+# pairing itself, and 0.5 is what reproduces "the item was found, one attribute is
+# wrong" (see docs/field-methods.md).
+IDP_DEFAULT_MATCH_THRESHOLD = DEFAULT_MATCH_THRESHOLD
 _INFERRED_TEXT_THRESHOLD = 0.85
 _INFERRED_NUMBER_TOLERANCE = 0.01
 
@@ -1157,7 +1160,7 @@ def infer_class_schema(name: str, examples: Iterable[Any]) -> ClassSchema:
     objects become arrays of one object inferred from every item; lists of scalars take
     the rule of their first non-null item (EXACT if there is none); keys only ever null
     are text. A key seen as different scalar kinds across examples is text. Lists get
-    the IDP match threshold, 0.8.
+    the native pairing threshold.
     """
     merged = _Shape("object")
     for index, example in enumerate(examples, start=1):

@@ -33,6 +33,7 @@ extensions live in :mod:`docevals_mlflow.fields.importers`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +42,7 @@ from pydantic import Field, model_validator
 
 from docevals_mlflow.core.fingerprints import sha256_json
 from docevals_mlflow.core.model import FrozenModel
+from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.errors import InputError
 
 Method = Literal[
@@ -53,8 +55,9 @@ Method = Literal[
     "SEMANTIC",
     "LLM",
 ]
-"""Methods that compare two scalar values. ``HUNGARIAN`` is a list method: it is
-expressed by an ``items`` spec (and ``comparator`` for lists of scalars)."""
+"""Methods that compare two scalar values. ``HUNGARIAN`` is a list method: a field
+with ``items`` is matched with it, and for lists of scalars the items' method is the
+comparator."""
 
 METHODS: tuple[str, ...] = (
     "EXACT",
@@ -120,12 +123,14 @@ class FieldSpec(FrozenModel):
                 f"'method' applies to scalar fields; this is an {shape} "
                 "(for lists of scalars, put the method on 'items')"
             )
+        method = self.effective_method
         if (
-            self.method not in (None, "NUMERIC_EXACT")
+            self.kind == "scalar"
+            and method != "NUMERIC_EXACT"
             and self.threshold is not None
             and self.threshold > 1
         ):
-            raise ValueError(f"threshold {self.threshold} for {self.method} must be in [0, 1]")
+            raise ValueError(f"threshold {self.threshold} for {method} must be in [0, 1]")
         return self
 
     @property
@@ -161,7 +166,7 @@ class ClassSchema(FrozenModel):
 def _walk_methods(spec: FieldSpec, path: str, found: list[tuple[str, str]]) -> None:
     if spec.fields is not None:
         for name, child in spec.fields.items():
-            _walk_methods(child, f"{path}.{name}", found)
+            _walk_methods(child, path + key_segment(name), found)
     elif spec.items is not None:
         _walk_methods(spec.items, f"{path}[]", found)
     elif spec.method is not None:
@@ -216,7 +221,7 @@ class DocumentSchema(FrozenModel):
         for schema_class in self.classes:
             found: list[tuple[str, str]] = []
             for name, spec in schema_class.fields.items():
-                _walk_methods(spec, f"$.{name}", found)
+                _walk_methods(spec, "$" + key_segment(name), found)
             used.extend((schema_class.name, path, method) for path, method in found)
         return used
 
@@ -237,7 +242,7 @@ class DocumentSchema(FrozenModel):
                 return importers.schema_from_json_schema(data)
             return cls.model_validate(data)
         except InputError as exc:
-            raise exc.located(source=source) from None
+            raise exc.located(source=source, record=_class_at(exc.path, data)) from None
 
     @classmethod
     def from_idp_config(cls, config: Mapping[str, Any]) -> DocumentSchema:
@@ -263,3 +268,14 @@ class DocumentSchema(FrozenModel):
         if not isinstance(data, Mapping):
             raise InputError("a schema file must hold an object", source=str(file_path))
         return cls.from_dict(data, source=str(file_path))
+
+
+def _class_at(path: str | None, data: Mapping[str, Any]) -> str | None:
+    """The class an error path such as ``classes[1].fields.x`` points into."""
+    match = re.match(r"classes\[(\d+)\]", path or "")
+    classes = data.get("classes")
+    if not match or not isinstance(classes, list) or int(match.group(1)) >= len(classes):
+        return None
+    entry = classes[int(match.group(1))]
+    name = entry.get("name") if isinstance(entry, Mapping) else None
+    return f"class {name!r}" if name else f"class #{int(match.group(1)) + 1}"
