@@ -19,5 +19,6 @@ def test_readme_python_example_runs(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines() == [
         "extract pass none",
         "calculate-total pass none",
+        "Counts(tp=3, fa=0, fd=0, fn=0, tn=1) 1.0",
     ]
     assert (tmp_path / "eval_runs" / "document-001" / "01-extract.json").exists()

@@ -391,13 +391,14 @@ class ObjectNode:
         columns: list[tuple[str, bool, Node]] = [
             (key, True, node) for key, node in children.items()
         ]
-        seen: set[str] = set()
-        for item in items:
-            if (type(item) is dict or isinstance(item, Mapping)) and not (
-                item.keys() <= children.keys()
-            ):
+        mappings = [item for item in items if type(item) is dict or isinstance(item, Mapping)]
+        # One C-level union finds unconfigured keys; the item loop runs only if any.
+        unknown = set().union(*(item.keys() for item in mappings)) - children.keys()
+        if unknown:
+            seen: set[str] = set()
+            for item in mappings:
                 for key, value in item.items():
-                    if key not in children and key not in seen and value is not None:
+                    if key in unknown and key not in seen and value is not None:
                         seen.add(key)
                         columns.append((key, False, self.child(key, value)))
         return columns
