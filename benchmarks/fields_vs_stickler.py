@@ -23,10 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from statements import SCHEMA, statements, stickler_json_schema  # noqa: E402
+from statements import SCHEMA, statements, stickler_json_schema
 
-from docevals_mlflow.fields.batch import compare_documents  # noqa: E402
-from docevals_mlflow.fields.compare import FieldComparer  # noqa: E402
+from docevals_mlflow.fields.batch import compare_documents
+from docevals_mlflow.fields.compare import FieldComparer
 
 
 def _stickler_model() -> Any:
@@ -117,12 +117,20 @@ def main() -> None:
     print(f"  docevals-mlflow: {large_time:.3f} s ({len(document.rows or ()):,} rows)")
     if theirs and not args.skip_stickler_large:
         _, stickler_large = _stickler_rate(large)
-        print(f"  stickler-eval:   {stickler_large:.3f} s  (ratio {stickler_large / large_time:,.0f}x)")
+        ratio = stickler_large / large_time
+        print(f"  stickler-eval:   {stickler_large:.3f} s  (ratio {ratio:,.0f}x)")
 
     print(f"{args.stream:,} documents streamed (rows not kept), in a fresh process")
     subprocess.run(
-        [sys.executable, __file__, "--stream-only", "--stream", str(args.stream),
-         "--items", str(args.items)],
+        [
+            sys.executable,
+            __file__,
+            "--stream-only",
+            "--stream",
+            str(args.stream),
+            "--items",
+            str(args.items),
+        ],
         check=True,
     )
 

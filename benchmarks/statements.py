@@ -124,7 +124,9 @@ def _prediction(rng: random.Random, truth: dict[str, Any]) -> dict[str, Any]:
     return predicted
 
 
-def statements(count: int, items: int, *, seed: int = 7) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def statements(
+    count: int, items: int, *, seed: int = 7
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """``count`` (ground truth, prediction) pairs with ``items`` transactions each."""
     rng = random.Random(seed)
     for _ in range(count):

@@ -10,9 +10,9 @@ extensions, and schema inference from ground-truth documents.
 * Thresholds may be written as numeric text (``"0.8"``), which the IDP accelerator
   also accepts; anything else that is not a number is an error.
 * A list of objects is matched with ``HUNGARIAN``; its ``evaluation_threshold`` is the
-  list's ``match_threshold`` (when absent, the native pairing default, 0.5, is recorded
-  explicitly; IDP's 0.8 meant something else, see ``IDP_DEFAULT_MATCH_THRESHOLD``). Any other method there is an
-  error, as in the IDP.
+  list's ``match_threshold`` (when absent, the native pairing default, 0.5, is
+  recorded explicitly; IDP's 0.8 meant something else, see
+  ``IDP_DEFAULT_MATCH_THRESHOLD``). Any other method there is an error, as in the IDP.
 * A list of scalars (a list attribute without item attributes, or any attribute whose
   method is ``HUNGARIAN``) compares items with ``hungarian_comparator`` (``EXACT`` by
   default); ``evaluation_threshold`` applies to the items only with the ``FUZZY``

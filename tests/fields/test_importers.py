@@ -809,7 +809,9 @@ def test_shapes_objects_arrays_of_objects_and_of_scalars():
         items=FieldSpec(fields={"qty": FieldSpec()}), match_threshold=DEFAULT_MATCH_THRESHOLD
     )
     assert fields["codes"] == FieldSpec(items=FieldSpec(), match_threshold=DEFAULT_MATCH_THRESHOLD)
-    assert fields["grid"].items == FieldSpec(items=FieldSpec(), match_threshold=DEFAULT_MATCH_THRESHOLD)
+    assert fields["grid"].items == FieldSpec(
+        items=FieldSpec(), match_threshold=DEFAULT_MATCH_THRESHOLD
+    )
 
 
 def test_idp_extensions_thresholds_weights_and_match_thresholds():
@@ -1435,7 +1437,9 @@ def test_infer_class_schema_from_two_documents():
             "Tags": FieldSpec(items=text, match_threshold=DEFAULT_MATCH_THRESHOLD),
             "Branch": text,
             "Reference": text,
-            "Codes": FieldSpec(items=FieldSpec(method="EXACT"), match_threshold=DEFAULT_MATCH_THRESHOLD),
+            "Codes": FieldSpec(
+                items=FieldSpec(method="EXACT"), match_threshold=DEFAULT_MATCH_THRESHOLD
+            ),
             "Statement": FieldSpec(fields={"Pages": number}),
         },
     )
@@ -1446,7 +1450,8 @@ def test_infer_class_schema_from_two_documents():
 def test_infer_list_of_scalars_takes_the_first_non_null_item_across_examples():
     schema = infer_class_schema("A", [{"ids": []}, {"ids": [None, 7, "x"]}, {"ids": ["y"]}])
     assert schema.fields["ids"] == FieldSpec(
-        items=FieldSpec(method="NUMERIC_EXACT", threshold=0.01), match_threshold=DEFAULT_MATCH_THRESHOLD
+        items=FieldSpec(method="NUMERIC_EXACT", threshold=0.01),
+        match_threshold=DEFAULT_MATCH_THRESHOLD,
     )
     flags = infer_class_schema("A", [{"flags": [True, "yes"]}])
     assert flags.fields["flags"].items == FieldSpec(method="EXACT")
