@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from docevals_mlflow.errors import DocEvalsError
 from docevals_mlflow.fields.confidence import confidence_map
 from docevals_mlflow.fields.counts import Counts, ItemCounts
 from docevals_mlflow.fields.engine import (
@@ -195,13 +196,18 @@ class FieldComparer:
     ) -> tuple[Walk, Callable[[], DocumentComparison]]:
         """The walk of one document and the function that packages its result."""
         root, class_name, configured = self._root(document_class)
-        confidences = (
-            confidence_map(explainability_info=explainability_info, confidence=confidence)
-            if confidence is not None or explainability_info is not None
-            else None
-        )
+        try:
+            confidences = (
+                confidence_map(explainability_info=explainability_info, confidence=confidence)
+                if confidence is not None or explainability_info is not None
+                else None
+            )
+        except DocEvalsError as exc:
+            raise exc.located(record=document_id) from None
         state = DocumentState(self.keep_rows, confidences)
         walk = root.walk(expected, predicted, "$", "$" if confidences else None, state)
+        if document_id is not None:
+            walk = _naming_document(walk, document_id)
 
         def finish() -> DocumentComparison:
             return self._result(state, document_id, class_name, configured)
@@ -224,6 +230,14 @@ class FieldComparer:
             fields={template: field_info(node) for template, node in state.nodes.items()},
             rows=state.rows if self.keep_rows else None,
         )
+
+
+def _naming_document(walk: Walk, document_id: str) -> Walk:
+    """The same walk; an error raised inside it also names the document."""
+    try:
+        return (yield from walk)
+    except DocEvalsError as exc:
+        raise exc.located(record=document_id) from None
 
 
 DocumentInput = tuple[Any, Any, dict[str, Any]]
