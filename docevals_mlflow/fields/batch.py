@@ -14,6 +14,14 @@ from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
 
 
+def _add_cells(counts: Counts, cells: list[int]) -> None:
+    counts.tp += cells[0]
+    counts.fa += cells[1]
+    counts.fd += cells[2]
+    counts.fn += cells[3]
+    counts.tn += cells[4]
+
+
 @dataclass(slots=True)
 class DocumentPair:
     """One document to compare: ids, class, both sides, and optional confidence."""
@@ -91,7 +99,9 @@ class BatchComparison:
     schema_version: str
     schema_sha256: str
     counts: Counts = field(default_factory=Counts)
-    fields: dict[str, FieldAggregate] = field(default_factory=dict)
+    fields: dict[tuple[str, str], FieldAggregate] = field(default_factory=dict)
+    """Batch-wide figures per ``(template, method label)``: two classes may compare the
+    same template with different methods, and their cells must not be mixed."""
     classes: dict[str | None, ClassAggregate] = field(default_factory=dict)
     lists: dict[str, ItemCounts] = field(default_factory=dict)
     list_labels: dict[str, str] = field(default_factory=dict)
@@ -136,17 +146,17 @@ class BatchComparison:
         if f1 is not None:
             aggregate.f1_sum += f1
             aggregate.f1_documents += 1
-        for target in (self.fields, aggregate.fields):
-            for template, cells in document.cells.items():
-                entry = target.get(template)
-                if entry is None:
-                    entry = target[template] = FieldAggregate(document.fields[template])
-                counts = entry.counts
-                counts.tp += cells[0]
-                counts.fa += cells[1]
-                counts.fd += cells[2]
-                counts.fn += cells[3]
-                counts.tn += cells[4]
+        batch_fields, class_fields = self.fields, aggregate.fields
+        for template, cells in document.cells.items():
+            info = document.fields[template]
+            entry = batch_fields.get((template, info.label))
+            if entry is None:
+                entry = batch_fields[template, info.label] = FieldAggregate(info)
+            _add_cells(entry.counts, cells)
+            entry = class_fields.get(template)
+            if entry is None:
+                entry = class_fields[template] = FieldAggregate(info)
+            _add_cells(entry.counts, cells)
         for template, cells in document.items.items():
             entry_items = self.lists.get(template)
             if entry_items is None:

@@ -21,7 +21,13 @@ from scipy.optimize import linear_sum_assignment
 
 from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.core.values import is_empty
-from docevals_mlflow.fields.methods import Comparator, ProviderFactory, infer_spec, make_comparator
+from docevals_mlflow.fields.methods import (
+    Comparator,
+    ProviderFactory,
+    infer_spec,
+    make_comparator,
+    value_kind,
+)
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 
 ROW_FIELDS = (
@@ -186,6 +192,9 @@ class ScalarNode:
         if expected_empty:
             if predicted_empty:
                 self.emit(state, path, ppath, expected, predicted, None, "TN", "Both empty")
+            elif type(predicted) is dict or type(predicted) is list:
+                reason = WrongType(predicted, "a single value").reason()
+                self.emit(state, path, ppath, expected, predicted, None, "FA", reason)
             else:
                 self.emit(
                     state, path, ppath, expected, predicted, None, "FA",
@@ -287,7 +296,8 @@ class ObjectNode:
     ) -> None:
         self.template = template
         self.children = children
-        self.extra: dict[str, Node] = {}
+        self.extra: dict[tuple[str, str], Node] = {}
+        """Inferred nodes for unconfigured keys, by key and value kind."""
         self.compiler = compiler
         # In a class without configuration every field is inferred, and none of them
         # is "discovered" (there is no configuration it could be missing from).
@@ -297,16 +307,22 @@ class ObjectNode:
         """Every configured child is a scalar: list items can use the cached fast path."""
 
     def child(self, key: str, sample: Any) -> Node:
-        """The node for ``key``; an unconfigured key gets an inferred node (cached)."""
-        node = self.children.get(key) or self.extra.get(key)
+        """The node for ``key``; an unconfigured key gets the node inferred from the
+        kind of ``sample`` (one node per key and kind, so documents never shape each
+        other's rules)."""
+        node = self.children.get(key)
+        if node is not None:
+            return node
+        kind = value_kind(sample)
+        node = self.extra.get((key, kind))
         if node is None:
             node = self.compiler.compile(
-                infer_spec(sample),
+                infer_spec(kind),
                 self.template + key_segment(key),
                 discovered=not self.inferred_class,
                 inferred_class=self.inferred_class,
             )
-            self.extra[key] = node
+            self.extra[key, kind] = node
         return node
 
     def walk(
@@ -332,7 +348,7 @@ class ObjectNode:
         for key in self._keys(expected_map, predicted_map):
             value = expected_map.get(key)
             other = predicted_map.get(key) if predicted_map is not None else wrong
-            node = self.child(key, value if value is not None else other)
+            node = self.child(key, other if is_empty(value) and other is not None else value)
             segment = key_segment(key)
             child_ppath = ppath + segment if ppath else None
             if isinstance(node, ScalarNode):
@@ -385,22 +401,34 @@ class ObjectNode:
                 item, path + segment, ppath + segment if ppath else None, state, expected_side
             )
 
+    def discovered_keys(self, items: Sequence[Any]) -> set[str]:
+        """Keys of ``items`` that are not configured."""
+        return (
+            set().union(
+                *(item.keys() for item in items if type(item) is dict or isinstance(item, Mapping))
+            )
+            - self.children.keys()
+        )
+
     def item_columns(self, items: Sequence[Any]) -> list[tuple[str, bool, Node]]:
-        """``(key, configured, node)`` for configured keys and keys found in ``items``."""
-        children = self.children
+        """``(key, configured, node)`` for configured keys and keys found in ``items``.
+
+        A discovered key's rule comes from the first non-empty value of that key in
+        ``items`` (which are one list's expected then predicted items), so it depends
+        on this list only.
+        """
         columns: list[tuple[str, bool, Node]] = [
-            (key, True, node) for key, node in children.items()
+            (key, True, node) for key, node in self.children.items()
         ]
-        mappings = [item for item in items if type(item) is dict or isinstance(item, Mapping)]
-        # One C-level union finds unconfigured keys; the item loop runs only if any.
-        unknown = set().union(*(item.keys() for item in mappings)) - children.keys()
+        unknown = self.discovered_keys(items)
         if unknown:
-            seen: set[str] = set()
-            for item in mappings:
-                for key, value in item.items():
-                    if key in unknown and key not in seen and value is not None:
-                        seen.add(key)
-                        columns.append((key, False, self.child(key, value)))
+            samples: dict[str, Any] = {}
+            for item in items:
+                if type(item) is dict or isinstance(item, Mapping):
+                    for key, value in item.items():
+                        if key in unknown and (key not in samples or is_empty(samples[key])):
+                            samples[key] = value
+            columns.extend((key, False, self.child(key, sample)) for key, sample in samples.items())
         return columns
 
 
@@ -539,9 +567,13 @@ class ArrayNode:
 
 
 def _wrong_shape_node(array: ArrayNode) -> ScalarNode:
+    # The list's own template holds its item counts; the false alarm is an item-level
+    # leaf, so it is counted under the item template.
     item = array.item
     assert isinstance(item, ObjectNode)
-    return item.compiler.compile(FieldSpec(method="EXACT"), array.template)  # type: ignore[return-value]
+    node = item.compiler.compile(FieldSpec(method="EXACT"), array.template + "[]")
+    assert isinstance(node, ScalarNode)
+    return node
 
 
 Node = ScalarNode | ObjectNode | ArrayNode
@@ -669,6 +701,23 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     of flat arrays, and each attribute is scored for all pairs in one call
     (``Comparator.matrix`` for a single list, ``Comparator.pairwise`` for several).
     """
+    if len(requests) > 1:
+        # Lists whose items carry unconfigured keys are paired on their own, so that
+        # the rules inferred for those keys come from that document alone.
+        alone = [
+            index
+            for index, (node, expected, predicted, _) in enumerate(requests)
+            if node.discovered_keys([*expected, *predicted])
+        ]
+        if alone:
+            answers: dict[int, SimilarityResult] = {
+                index: batch_item_similarity([requests[index]])[0] for index in alone
+            }
+            together = [index for index in range(len(requests)) if index not in answers]
+            if together:
+                batched = batch_item_similarity([requests[index] for index in together])
+                answers.update(zip(together, batched, strict=True))
+            return [answers[index] for index in range(len(requests))]
     node = requests[0][0]
     single = len(requests) == 1
     expected_all = [item for _, expected, _, _ in requests for item in expected]
@@ -786,14 +835,15 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     return results
 
 
-_TP, _FA, _FD, _FN, _TN, _FD_WRONG = range(6)
-_FAST_OUTCOMES = ("TP", "FA", "FD", "FN", "TN", "FD")
+_TP, _FA, _FD, _FN, _TN, _FD_WRONG, _FA_WRONG = range(7)
+_FAST_OUTCOMES = ("TP", "FA", "FD", "FN", "TN", "FD", "FA")
 _FAST_REASONS: tuple[str | None, ...] = (
     None,
     "Predicted a value where none was expected",
     None,
     "Missing from the prediction",
     "Both empty",
+    None,
     None,
 )
 
@@ -821,18 +871,21 @@ def _decide_matched(
         values = column.predicted_values
         scores = column.scores[pair]
         scored = np.where(scores >= node.comparator.threshold, _TP, _FD)
+        alarm: Any = _FA
         if any(type(value) is dict or type(value) is list for value in values):
             container = np.array(
                 [type(values[index]) in (dict, list) for index in right.tolist()], dtype=bool
             )
             scored = np.where(container, _FD_WRONG, scored)
+            alarm = np.where(container, _FA_WRONG, _FA)
         codes = np.where(
             expected_present,
             np.where(predicted_present, scored, _FN),
-            np.where(predicted_present, _FA, _TN),
+            np.where(predicted_present, alarm, _TN),
         )
-        cells = np.bincount(owner * 6 + codes, minlength=request_count * 6).reshape(-1, 6)
+        cells = np.bincount(owner * 7 + codes, minlength=request_count * 7).reshape(-1, 7)
         cells[:, _FD] += cells[:, _FD_WRONG]
+        cells[:, _FA] += cells[:, _FA_WRONG]
         column.pair_codes = codes.tolist()
         # The row's score: the comparator's for TP/FD, 0 for a container, none else.
         column.pair_scores = [
@@ -903,7 +956,7 @@ def _emit_fast_pairs(
                         _FAST_OUTCOMES[code],
                         confidence.get(item_ppath + segment) if confidence and item_ppath else None,
                         _FAST_REASONS[code]
-                        if code != _FD_WRONG
+                        if code < _FD_WRONG
                         else WrongType(other, "a single value").reason(),
                     )
                 )

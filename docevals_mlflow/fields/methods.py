@@ -145,9 +145,14 @@ class _EqualityComparator:
 
 
 class ExactComparator(_EqualityComparator):
-    """``EXACT``: the texts are identical (case-sensitive unless configured)."""
+    """``EXACT``: the texts are identical (case-sensitive unless configured).
 
-    def __init__(self, *, case_sensitive: bool = True) -> None:
+    Scores are 0 or 1, so a threshold below 1 accepts any present value, as in
+    Stickler; the default is 1.
+    """
+
+    def __init__(self, *, case_sensitive: bool = True, threshold: float = 1.0) -> None:
+        self.threshold = threshold
         self.case_sensitive = case_sensitive
         self.method = "EXACT"
         self.label = "EXACT" if case_sensitive else "EXACT (case-insensitive)"
@@ -160,7 +165,11 @@ class ExactComparator(_EqualityComparator):
         return "Exact match" if score >= 1.0 else "Values do not match exactly"
 
     def config(self) -> dict[str, Any]:
-        return {"method": self.method, "case_sensitive": self.case_sensitive}
+        return {
+            "method": self.method,
+            "case_sensitive": self.case_sensitive,
+            "threshold": self.threshold,
+        }
 
 
 _PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
@@ -169,7 +178,8 @@ _PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
 class NormalizedComparator(_EqualityComparator):
     """``NORMALIZED``: equal after NFKC, case folding and dropping punctuation/spaces."""
 
-    def __init__(self, *, case_sensitive: bool = False) -> None:
+    def __init__(self, *, case_sensitive: bool = False, threshold: float = 1.0) -> None:
+        self.threshold = threshold
         self.case_sensitive = case_sensitive
         self.method = "NORMALIZED"
         self.label = "NORMALIZED"
@@ -186,13 +196,18 @@ class NormalizedComparator(_EqualityComparator):
         return "Values differ after normalisation"
 
     def config(self) -> dict[str, Any]:
-        return {"method": self.method, "case_sensitive": self.case_sensitive}
+        return {
+            "method": self.method,
+            "case_sensitive": self.case_sensitive,
+            "threshold": self.threshold,
+        }
 
 
 class DateComparator(_EqualityComparator):
     """``DATE``: the same calendar day, whatever the format; text equality otherwise."""
 
-    def __init__(self, *, order: str = "month_first") -> None:
+    def __init__(self, *, order: str = "month_first", threshold: float = 1.0) -> None:
+        self.threshold = threshold
         self.order = order
         self.method = "DATE"
         self.label = "DATE" if order == "month_first" else "DATE (day first)"
@@ -213,7 +228,7 @@ class DateComparator(_EqualityComparator):
         return "Same date" if score >= 1.0 else "Different dates"
 
     def config(self) -> dict[str, Any]:
-        return {"method": self.method, "order": self.order}
+        return {"method": self.method, "order": self.order, "threshold": self.threshold}
 
 
 class NumericComparator:
@@ -424,9 +439,9 @@ def make_comparator(
     method = spec.effective_method
     threshold = spec.effective_threshold
     if method == "EXACT":
-        return ExactComparator(case_sensitive=spec.case_sensitive is not False)
+        return ExactComparator(case_sensitive=spec.case_sensitive is not False, threshold=threshold)
     if method == "NORMALIZED":
-        return NormalizedComparator(case_sensitive=bool(spec.case_sensitive))
+        return NormalizedComparator(case_sensitive=bool(spec.case_sensitive), threshold=threshold)
     if method == "NUMERIC_EXACT":
         return NumericComparator(tolerance=threshold, relative_tolerance=spec.relative_tolerance)
     if method == "FUZZY":
@@ -434,7 +449,7 @@ def make_comparator(
     if method == "LEVENSHTEIN":
         return LevenshteinComparator(threshold=threshold)
     if method == "DATE":
-        return DateComparator(order=spec.date_order)
+        return DateComparator(order=spec.date_order, threshold=threshold)
     factory = (providers or {}).get(method)
     if factory is None:
         raise ConfigurationError(
@@ -447,32 +462,39 @@ def make_comparator(
     return factory(spec)
 
 
-def infer_spec(value: Any) -> FieldSpec:
-    """The rule for a field the schema does not configure, from an example value.
+def value_kind(value: Any) -> str:
+    """The shape of a value, which decides the inferred rule for an unconfigured field:
+    ``text``, ``number``, ``bool``, ``object``, or ``list:`` and the items' kind."""
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        sample = next((item for item in value if not is_empty(item)), None)
+        return "list:" + ("text" if sample is None else value_kind(sample))
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "text"
+
+
+def infer_spec(kind: str) -> FieldSpec:
+    """The rule for a field the schema does not configure, from its :func:`value_kind`.
 
     IDP's inference rules: numbers NUMERIC_EXACT with tolerance 0.01, booleans EXACT,
-    everything else FUZZY with threshold 0.85; objects and lists recursively.
+    everything else FUZZY with threshold 0.85. Objects get no fixed attributes: each
+    document's own keys are compared, so one document never shapes another's result.
     """
-    if isinstance(value, Mapping):
-        return FieldSpec(fields={str(key): infer_spec(item) for key, item in value.items()})
-    if isinstance(value, list):
-        sample = next((item for item in value if item is not None), None)
-        if isinstance(sample, Mapping):
-            merged: dict[str, Any] = {}
-            for item in value:
-                if isinstance(item, Mapping):
-                    for key, inner in item.items():
-                        if merged.get(str(key)) is None:
-                            merged[str(key)] = inner
-            return FieldSpec(items=FieldSpec(fields={k: infer_spec(v) for k, v in merged.items()}))
-        return FieldSpec(items=infer_spec(sample))
-    if isinstance(value, bool):
-        return INFERRED_BOOLEAN
-    if isinstance(value, (int, float)):
-        return INFERRED_NUMBER
-    return INFERRED_TEXT
+    if kind.startswith("list:"):
+        return FieldSpec(items=infer_spec(kind[5:]))
+    return _INFERRED[kind]
 
 
 INFERRED_TEXT = FieldSpec(method="FUZZY", threshold=0.85)
 INFERRED_NUMBER = FieldSpec(method="NUMERIC_EXACT", threshold=0.01)
 INFERRED_BOOLEAN = FieldSpec(method="EXACT")
+_INFERRED: dict[str, FieldSpec] = {
+    "text": INFERRED_TEXT,
+    "number": INFERRED_NUMBER,
+    "bool": INFERRED_BOOLEAN,
+    "object": FieldSpec(fields={}),
+}

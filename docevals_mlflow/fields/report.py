@@ -19,6 +19,7 @@ Layout::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -36,10 +37,10 @@ UNCLASSIFIED = "unclassified"
 """The class key of documents that carry no class and match no default class."""
 
 
-def _field_entries(fields: dict[str, FieldAggregate]) -> list[dict[str, Any]]:
+def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]:
     return [
         {
-            "template": template,
+            "template": entry.info.template,
             "method": entry.info.label,
             "method_name": entry.info.method,
             "threshold": entry.info.threshold,
@@ -47,7 +48,7 @@ def _field_entries(fields: dict[str, FieldAggregate]) -> list[dict[str, Any]]:
             "counts": entry.counts.as_dict(),
             "metrics": entry.counts.metrics(),
         }
-        for template, entry in fields.items()
+        for entry in fields.values()
     ]
 
 

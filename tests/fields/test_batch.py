@@ -378,7 +378,7 @@ def test_batch_field_entries_do_not_mix_methods() -> None:
     entry for the template must not name one method while summing cells the other
     decided."""
     batch = compare_documents(RECORDS, SMALL)
-    for template, aggregate in batch.fields.items():
+    for (template, _label), aggregate in batch.fields.items():
         decided_by = {
             name: class_aggregate.fields[template].info.label
             for name, class_aggregate in batch.classes.items()

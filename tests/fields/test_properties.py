@@ -364,16 +364,17 @@ def test_parents_are_sums_of_leaves(records: list[dict[str, Any]]) -> None:
     assert batch.counts == class_total
     assert sum(a.documents for a in batch.classes.values()) == len(records)
 
-    # Per template, the batch figure is the sum over classes and over documents.
-    for template, aggregate in batch.fields.items():
+    # Per template and method, the batch figure is the sum over classes and documents.
+    for (template, label), aggregate in batch.fields.items():
         over_classes = Counts()
         for class_aggregate in batch.classes.values():
-            if template in class_aggregate.fields:
-                over_classes.add(class_aggregate.fields[template].counts)
+            entry = class_aggregate.fields.get(template)
+            if entry is not None and entry.info.label == label:
+                over_classes.add(entry.counts)
         over_documents = Counts()
         for document in documents:
             assert isinstance(document, DocumentComparison)
-            if template in document.cells:
+            if template in document.cells and document.fields[template].label == label:
                 over_documents.add_list(document.cells[template])
         assert aggregate.counts == over_classes == over_documents
 
