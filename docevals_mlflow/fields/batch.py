@@ -14,14 +14,6 @@ from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
 
 
-def _add_cells(counts: Counts, cells: list[int]) -> None:
-    counts.tp += cells[0]
-    counts.fa += cells[1]
-    counts.fd += cells[2]
-    counts.fn += cells[3]
-    counts.tn += cells[4]
-
-
 @dataclass(slots=True)
 class DocumentPair:
     """One document to compare: ids, class, both sides, and optional confidence."""
@@ -130,38 +122,49 @@ class BatchComparison:
 
     def add(self, document: DocumentComparison, *, keep_rows: bool = True) -> None:
         """Fold one document's cells into every aggregate."""
-        doc_counts = document.counts
-        self.counts.add(doc_counts)
-        f1 = doc_counts.metrics()["f1"]
-        if f1 is not None:
-            self.f1_sum += f1
-            self.f1_documents += 1
         aggregate = self.classes.get(document.document_class)
         if aggregate is None:
             aggregate = self.classes[document.document_class] = ClassAggregate(
                 document.document_class, document.configured
             )
-        aggregate.documents += 1
-        aggregate.counts.add(doc_counts)
-        if f1 is not None:
-            aggregate.f1_sum += f1
-            aggregate.f1_documents += 1
-        batch_fields, class_fields = self.fields, aggregate.fields
+        total = [0, 0, 0, 0, 0]
+        batch_fields, class_fields, infos = self.fields, aggregate.fields, document.fields
         for template, cells in document.cells.items():
-            info = document.fields[template]
+            tp, fa, fd, fn, tn = cells
+            total[0] += tp
+            total[1] += fa
+            total[2] += fd
+            total[3] += fn
+            total[4] += tn
+            info = infos[template]
             entry = batch_fields.get((template, info.label))
             if entry is None:
                 entry = batch_fields[template, info.label] = FieldAggregate(info)
-            _add_cells(entry.counts, cells)
+            counts = entry.counts
+            counts.tp, counts.fa, counts.fd = counts.tp + tp, counts.fa + fa, counts.fd + fd
+            counts.fn, counts.tn = counts.fn + fn, counts.tn + tn
             entry = class_fields.get(template)
             if entry is None:
                 entry = class_fields[template] = FieldAggregate(info)
-            _add_cells(entry.counts, cells)
+            counts = entry.counts
+            counts.tp, counts.fa, counts.fd = counts.tp + tp, counts.fa + fa, counts.fd + fd
+            counts.fn, counts.tn = counts.fn + fn, counts.tn + tn
+        doc_counts = Counts.from_list(total)
+        self.counts.add(doc_counts)
+        aggregate.documents += 1
+        aggregate.counts.add(doc_counts)
+        tp, fp, fn = doc_counts.tp, doc_counts.fa + doc_counts.fd, doc_counts.fn
+        if tp or fp or fn:
+            f1 = 2 * tp / (2 * tp + fp + fn)
+            self.f1_sum += f1
+            self.f1_documents += 1
+            aggregate.f1_sum += f1
+            aggregate.f1_documents += 1
         for template, cells in document.items.items():
             entry_items = self.lists.get(template)
             if entry_items is None:
                 entry_items = self.lists[template] = ItemCounts()
-                self.list_labels[template] = document.fields[template].label
+                self.list_labels[template] = infos[template].label
             entry_items.matched += cells[0]
             entry_items.missed += cells[1]
             entry_items.extra += cells[2]

@@ -410,7 +410,9 @@ class ObjectNode:
             - self.children.keys()
         )
 
-    def item_columns(self, items: Sequence[Any]) -> list[tuple[str, bool, Node]]:
+    def item_columns(
+        self, items: Sequence[Any], *, known_configured: bool = False
+    ) -> list[tuple[str, bool, Node]]:
         """``(key, configured, node)`` for configured keys and keys found in ``items``.
 
         A discovered key's rule comes from the first non-empty value of that key in
@@ -420,6 +422,8 @@ class ObjectNode:
         columns: list[tuple[str, bool, Node]] = [
             (key, True, node) for key, node in self.children.items()
         ]
+        if known_configured:
+            return columns
         unknown = self.discovered_keys(items)
         if unknown:
             samples: dict[str, Any] = {}
@@ -644,7 +648,7 @@ class Column:
         self.scores: Any = None
         self.pair_codes: list[int] | None = None
         """Per paired item of every list in the batch: an outcome code (_TP, ...)."""
-        self.pair_scores: list[float | None] = []
+        self.pair_scores: list[float] = []
         self.pair_counts: list[list[int]] = []
         """Per list: ``[tp, fa, fd, fn, tn]`` over its paired items."""
 
@@ -701,7 +705,12 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     of flat arrays, and each attribute is scored for all pairs in one call
     (``Comparator.matrix`` for a single list, ``Comparator.pairwise`` for several).
     """
-    if len(requests) > 1:
+    every_key_configured = False
+    if len(requests) > 1 and not requests[0][0].discovered_keys(
+        [item for _, expected, predicted, _ in requests for item in (*expected, *predicted)]
+    ):
+        every_key_configured = True
+    elif len(requests) > 1:
         # Lists whose items carry unconfigured keys are paired on their own, so that
         # the rules inferred for those keys come from that document alone.
         alone = [
@@ -718,6 +727,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
                 batched = batch_item_similarity([requests[index] for index in together])
                 answers.update(zip(together, batched, strict=True))
             return [answers[index] for index in range(len(requests))]
+        every_key_configured = True
     node = requests[0][0]
     single = len(requests) == 1
     expected_all = [item for _, expected, _, _ in requests for item in expected]
@@ -739,15 +749,18 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     total: Any = None
     weight_sum: Any = 0.0
     columns: list[Column] = []
-    for key, configured, child in node.item_columns([*expected_all, *predicted_all]):
+    all_dicts = set(map(type, expected_all)) | set(map(type, predicted_all)) == {dict}
+    for key, configured, child in node.item_columns(
+        [*expected_all, *predicted_all], known_configured=every_key_configured
+    ):
         column = Column(key, configured, child)
         columns.append(column)
-        column.expected_values = [
-            item.get(key) if type(item) is dict else _get(item, key) for item in expected_all
-        ]
-        column.predicted_values = [
-            item.get(key) if type(item) is dict else _get(item, key) for item in predicted_all
-        ]
+        if all_dicts:
+            column.expected_values = [item.get(key) for item in expected_all]
+            column.predicted_values = [item.get(key) for item in predicted_all]
+        else:
+            column.expected_values = [_get(item, key) for item in expected_all]
+            column.predicted_values = [_get(item, key) for item in predicted_all]
         if not isinstance(child, ScalarNode):
             continue
         comparator = child.comparator
@@ -872,7 +885,8 @@ def _decide_matched(
         scores = column.scores[pair]
         scored = np.where(scores >= node.comparator.threshold, _TP, _FD)
         alarm: Any = _FA
-        if any(type(value) is dict or type(value) is list for value in values):
+        kinds = set(map(type, values))
+        if dict in kinds or list in kinds:
             container = np.array(
                 [type(values[index]) in (dict, list) for index in right.tolist()], dtype=bool
             )
@@ -887,11 +901,11 @@ def _decide_matched(
         cells[:, _FD] += cells[:, _FD_WRONG]
         cells[:, _FA] += cells[:, _FA_WRONG]
         column.pair_codes = codes.tolist()
-        # The row's score: the comparator's for TP/FD, 0 for a container, none else.
-        column.pair_scores = [
-            score if code in (_TP, _FD) else (0.0 if code == _FD_WRONG else None)
-            for code, score in zip(column.pair_codes, scores.tolist(), strict=True)
-        ]
+        # The row's score: the comparator's for TP/FD, 0 for a container, none (NaN
+        # here, None once the row is expanded) else.
+        column.pair_scores = np.where(
+            (codes == _TP) | (codes == _FD), scores, np.where(codes == _FD_WRONG, 0.0, np.nan)
+        ).tolist()
         column.pair_counts = cells[:, :5].tolist()
 
 
@@ -1134,6 +1148,8 @@ def compile_schema(
 def expand_row(row: Row) -> tuple[Any, ...]:
     """A compact row in ``ROW_FIELDS`` order, with its reason filled in."""
     path, node, expected, actual, score, outcome, confidence, reason = row
+    if score is not None and score != score:  # NaN: rows decided in bulk had no score
+        score = None
     if reason is None:
         reason = node.describe(expected, actual, score)
     if node.note:

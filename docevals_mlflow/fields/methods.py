@@ -257,11 +257,16 @@ class NumericComparator:
         return math.nan if number is None else number
 
     def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        if all(type(value) is str for value in values):
-            # Extracted amounts are mostly text: one comprehension per column.
-            present = [bool(value) and not value.isspace() for value in values]
-            numbers = [parse_number_text(value) if value else None for value in values]
-            return present, [math.nan if number is None else number for number in numbers]
+        try:
+            # Extracted amounts are mostly text: one comprehension per column, and any
+            # other type falls through to the general path.
+            numbers = [parse_number_text(value) for value in values]
+            present = [not value.isspace() for value in values]
+        except (TypeError, AttributeError):
+            pass
+        else:
+            if all(values):
+                return present, [math.nan if number is None else number for number in numbers]
         present = [not is_empty(value) for value in values]
         keys = [
             self.prepare(value) if flag else math.nan
@@ -361,6 +366,22 @@ class _SimilarityComparator:
     ) -> Scores:
         if not len(left):
             return np.zeros(0, dtype=np.float64)
+        # Score distinct x distinct texts once with cdist and look pairs up, unless
+        # that table is much larger than the pairs themselves: cdist costs about a
+        # twentieth of cpdist per comparison (it preprocesses each query once), and
+        # document fields repeat (descriptions, dates, states, currencies).
+        if len(set(expected)) * len(set(predicted)) <= 16 * len(left):
+            left_codes: dict[Any, int] = {}
+            right_codes: dict[Any, int] = {}
+            left_index = np.fromiter(
+                (left_codes.setdefault(key, len(left_codes)) for key in expected), np.int64
+            )
+            right_index = np.fromiter(
+                (right_codes.setdefault(key, len(right_codes)) for key in predicted), np.int64
+            )
+            table = self.matrix(list(left_codes), list(right_codes))
+            looked_up: Scores = table[left_index[left], right_index[right]]
+            return looked_up
         a = np.array(expected, dtype=object)[left]
         b = np.array(predicted, dtype=object)[right]
         scores: Scores = process.cpdist(a, b, scorer=self._scorer, dtype=np.float64)
@@ -395,10 +416,13 @@ class FuzzyComparator(_SimilarityComparator):
         return _text(value).strip().lower()
 
     def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        if all(type(value) is str for value in values):
+        try:
             keys = [value.strip().lower() for value in values]
-            return [bool(key) for key in keys], keys
-        return prepare_each(self.prepare, values)
+        except AttributeError:  # not all text: the general path handles every type
+            return prepare_each(self.prepare, values)
+        if not all(type(value) is str for value in values):
+            return prepare_each(self.prepare, values)
+        return list(map(bool, keys)), keys
 
     def config(self) -> dict[str, Any]:
         return {"method": self.method, "threshold": self.threshold, "scorer": self.scorer_name}

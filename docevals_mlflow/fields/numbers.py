@@ -170,13 +170,25 @@ def _int_to_float(value: int) -> float | None:
         return None
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+_PLAIN_MATCH = _PLAIN.fullmatch
+
+
 def parse_number_text(text: str) -> float | None:
     """Return the number the string ``text`` denotes, or ``None``.
 
     The string half of :func:`parse_number`, for callers that already hold a
-    ``str``. Results are cached (bounded), since document fields repeat a lot.
+    ``str``. Plain decimal text is read directly (amounts are mostly unique, so a
+    cache would only churn); decorated text is cached (bounded), since currencies,
+    separators and labels repeat a lot.
     """
+    if _PLAIN_MATCH(text):
+        number = float(text)
+        return number if math.isfinite(number) else None
+    return _parse_decorated_text(text)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _parse_decorated_text(text: str) -> float | None:
     text = text.strip()
     if _PLAIN.fullmatch(text):
         return _finite(float(text))

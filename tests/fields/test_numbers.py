@@ -10,7 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from docevals_mlflow.fields.numbers import parse_number, parse_number_text
+from docevals_mlflow.fields.numbers import (
+    _parse_decorated_text,
+    parse_number,
+    parse_number_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -231,7 +235,7 @@ def test_result_is_float() -> None:
 
 
 def test_deterministic_across_cache() -> None:
-    parse_number_text.cache_clear()
+    _parse_decorated_text.cache_clear()
     first = [parse_number(v) for v in ("1,5", "$1,234.56", "(12.00)", "abc")]
     second = [parse_number(v) for v in ("1,5", "$1,234.56", "(12.00)", "abc")]
     assert first == second == [1.5, 1234.56, -12.0, None]
