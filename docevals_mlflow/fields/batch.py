@@ -9,9 +9,9 @@ from typing import Any
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
 from docevals_mlflow.fields.counts import Counts, ItemCounts
-from docevals_mlflow.fields.engine import gc_paused
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.state import gc_paused
 
 
 @dataclass(slots=True)

@@ -7,23 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.fields.compiler import SchemaCompiler
 from docevals_mlflow.fields.confidence import confidence_map
 from docevals_mlflow.fields.counts import Counts, ItemCounts
-from docevals_mlflow.fields.engine import (
-    ROW_FIELDS,
-    ArrayNode,
-    DocumentState,
-    ObjectNode,
-    Row,
-    ScalarNode,
-    SchemaCompiler,
-    Walk,
-    expand_row,
-    run_walk,
-    run_walks,
-)
+from docevals_mlflow.fields.leaves import ScalarNode, expand_row
+from docevals_mlflow.fields.lists import ArrayNode
 from docevals_mlflow.fields.methods import ProviderFactory
+from docevals_mlflow.fields.objects import ObjectNode
 from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.state import ROW_FIELDS, DocumentState, Row, Walk
+from docevals_mlflow.fields.walks import run_walk, run_walks
 
 
 @dataclass(frozen=True, slots=True)

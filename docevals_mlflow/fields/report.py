@@ -28,7 +28,8 @@ from docevals_mlflow._version import __version__
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.fields.compare import DocumentComparison
 from docevals_mlflow.fields.counts import Counts
-from docevals_mlflow.fields.engine import ROW_FIELDS, expand_row
+from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.state import ROW_FIELDS
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.batch import BatchComparison, FieldAggregate

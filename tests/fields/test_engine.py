@@ -10,8 +10,8 @@ import pytest
 
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, compare_document
 from docevals_mlflow.fields.counts import Counts
-from docevals_mlflow.fields.engine import ROW_FIELDS
 from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.state import ROW_FIELDS
 
 MISSING = object()
 EMPTIES: list[Any] = [MISSING, None, "", "   ", "\t\n", [], {}]

@@ -18,7 +18,7 @@ from scipy.optimize import linear_sum_assignment
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.counts import OUTCOMES, Counts, ItemCounts
-from docevals_mlflow.fields.engine import _assign
+from docevals_mlflow.fields.pairing import assign
 from docevals_mlflow.fields.report import FieldsReport
 from docevals_mlflow.fields.schema import DocumentSchema
 
@@ -427,11 +427,11 @@ def test_assignment_is_optimal_then_thresholded(similarity: np.ndarray, threshol
     assert abs(chosen_total - _brute_force_best(similarity)) <= 1e-9
 
     # Nothing is dropped at threshold 0: _assign gives the optimal assignment itself.
-    full = _assign(similarity, 0.0)
+    full = assign(similarity, 0.0)
     assert len(full) == min(similarity.shape)
     assert abs(sum(similarity[i, j] for i, j in full) - chosen_total) <= 1e-9
 
-    kept = _assign(similarity, threshold)
+    kept = assign(similarity, threshold)
     assert len({i for i, _ in kept}) == len(kept) == len({j for _, j in kept})
     assert all(similarity[i, j] >= threshold for i, j in kept)
     # Exactly the pairs of the optimal assignment that meet the threshold.

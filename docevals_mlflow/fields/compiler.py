@@ -1,0 +1,83 @@
+"""Compiling a schema into comparison nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from docevals_mlflow.core.paths import key_segment
+from docevals_mlflow.fields.leaves import DISCOVERED_NOTE, ScalarNode
+from docevals_mlflow.fields.lists import ArrayNode
+from docevals_mlflow.fields.methods import ProviderFactory, make_comparator
+from docevals_mlflow.fields.objects import ObjectNode
+from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
+
+if TYPE_CHECKING:
+    from docevals_mlflow.fields.state import Node
+
+
+class SchemaCompiler:
+    """Turns field specs into nodes, building comparators once."""
+
+    def __init__(self, providers: Mapping[str, ProviderFactory] | None = None) -> None:
+        self.providers = providers
+
+    def compile(
+        self,
+        spec: FieldSpec,
+        template: str,
+        *,
+        discovered: bool = False,
+        inferred_class: bool = False,
+    ) -> Node:
+        """The node for ``spec`` at field template ``template``."""
+        if spec.fields is not None:
+            children = {
+                key: self.compile(
+                    child,
+                    template + key_segment(key),
+                    discovered=discovered,
+                    inferred_class=inferred_class,
+                )
+                for key, child in spec.fields.items()
+            }
+            return ObjectNode(template, children, self, inferred_class=inferred_class)
+        if spec.items is not None:
+            item = self.compile(
+                spec.items, template + "[]", discovered=discovered, inferred_class=inferred_class
+            )
+            node = ArrayNode(template, item, spec.match_threshold)
+            if isinstance(item, ScalarNode):
+                # Rows of a list of scalars carry the list's method label.
+                item.label = node.label
+                if discovered:
+                    item.note = DISCOVERED_NOTE.format(label=node.label) + " "
+            return node
+        comparator = make_comparator(spec, providers=self.providers, where=template)
+        return ScalarNode(
+            template,
+            comparator,
+            spec.effective_threshold,
+            discovered=discovered,
+            weight=spec.weight,
+        )
+
+    def compile_class(self, schema_class: ClassSchema | None) -> ObjectNode:
+        """The root node of a document class (an unconfigured class discovers all)."""
+        fields = schema_class.fields if schema_class is not None else {}
+        root = self.compile(
+            FieldSpec(fields=dict(fields)), "$", inferred_class=schema_class is None
+        )
+        assert isinstance(root, ObjectNode)
+        return root
+
+
+def compile_schema(
+    schema: DocumentSchema, providers: Mapping[str, ProviderFactory] | None = None
+) -> dict[str | None, ObjectNode]:
+    """Root nodes for every class of ``schema`` (compiling every comparator up front,
+    so a method without a provider fails before any document is read)."""
+    compiler = SchemaCompiler(providers)
+    return {
+        schema_class.name: compiler.compile_class(schema_class) for schema_class in schema.classes
+    }

@@ -1,0 +1,203 @@
+"""Scalar fields: one comparator, one outcome per comparison, and report rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docevals_mlflow.core.values import is_empty
+from docevals_mlflow.fields.methods import Comparator
+from docevals_mlflow.fields.state import CELL, DocumentState, Row, WrongType
+
+DISCOVERED_NOTE = "[Discovered: not in the schema; compared with {label}]"
+_TEXT_IDENTITY_METHODS = frozenset({"EXACT", "NORMALIZED", "FUZZY", "LEVENSHTEIN", "DATE"})
+
+
+class ScalarNode:
+    """A scalar field: one comparator and its threshold."""
+
+    __slots__ = (
+        "comparator",
+        "discovered",
+        "label",
+        "method",
+        "note",
+        "template",
+        "text_identity",
+        "threshold",
+        "weight",
+    )
+
+    def __init__(
+        self,
+        template: str,
+        comparator: Comparator,
+        threshold: float,
+        *,
+        discovered: bool = False,
+        label: str | None = None,
+        weight: float = 1.0,
+    ) -> None:
+        self.template = template
+        self.weight = weight
+        self.comparator = comparator
+        self.method = comparator.method
+        self.threshold = threshold
+        self.label = label or comparator.label
+        self.discovered = discovered
+        self.note = DISCOVERED_NOTE.format(label=self.label) + " " if discovered else ""
+        self.text_identity = self.method in _TEXT_IDENTITY_METHODS
+        """Identical non-blank texts always match (not so for numbers: "abc" is no number)."""
+
+    def emit(
+        self,
+        state: DocumentState,
+        path: str,
+        ppath: str | None,
+        expected: Any,
+        actual: Any,
+        score: float | None,
+        outcome: str,
+        reason: str | None,
+    ) -> None:
+        """Count one leaf comparison (and keep its row).
+
+        ``reason`` may be ``None`` for scored rows: it is derived from the values
+        only when a report asks for it (:func:`expand_row`), which keeps string
+        formatting out of the hot loop.
+        """
+        cells = state.cells.get(self.template)
+        if cells is None:
+            cells = state.cells[self.template] = [0, 0, 0, 0, 0]
+            state.nodes[self.template] = self
+        cells[CELL[outcome]] += 1
+        if state.keep_rows:
+            confidence = state.confidence.get(ppath) if state.confidence and ppath else None
+            state.rows.append((path, self, expected, actual, score, outcome, confidence, reason))
+
+    def describe(self, expected: Any, actual: Any, score: float) -> str:
+        """The reason of a scored comparison, recomputed from the values."""
+        comparator = self.comparator
+        return comparator.reason(comparator.prepare(expected), comparator.prepare(actual), score)
+
+    def settle_unscored(
+        self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
+    ) -> bool:
+        """Emit the row when no score is needed (empty sides, wrong type); True if done."""
+        expected_empty = is_empty(expected)
+        if type(predicted) is WrongType:
+            outcome, score = ("FA", None) if expected_empty else ("FD", 0.0)
+            self.emit(
+                state, path, ppath, expected, predicted.value, score, outcome, predicted.reason()
+            )
+            return True
+        predicted_empty = is_empty(predicted)
+        if expected_empty:
+            if predicted_empty:
+                self.emit(state, path, ppath, expected, predicted, None, "TN", "Both empty")
+            elif type(predicted) is dict or type(predicted) is list:
+                reason = WrongType(predicted, "a single value").reason()
+                self.emit(state, path, ppath, expected, predicted, None, "FA", reason)
+            else:
+                self.emit(
+                    state, path, ppath, expected, predicted, None, "FA",
+                    "Predicted a value where none was expected",
+                )  # fmt: skip
+            return True
+        if predicted_empty:
+            self.emit(
+                state, path, ppath, expected, predicted, None, "FN", "Missing from the prediction"
+            )
+            return True
+        if type(predicted) is dict or type(predicted) is list:
+            reason = WrongType(predicted, "a single value").reason()
+            self.emit(state, path, ppath, expected, predicted, 0.0, "FD", reason)
+            return True
+        return False
+
+    def settle_scored(
+        self,
+        expected: Any,
+        predicted: Any,
+        left: Any,
+        right: Any,
+        score: float,
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+    ) -> None:
+        """Emit TP or FD for two present values whose keys scored ``score``."""
+        outcome = "TP" if score >= self.comparator.threshold else "FD"
+        self.emit(state, path, ppath, expected, predicted, score, outcome, None)
+
+    def compare(
+        self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
+    ) -> None:
+        if (
+            type(expected) is str
+            and expected == predicted
+            and self.text_identity
+            and expected.strip()
+        ):
+            # Identical text scores 1 under every text method; skip preparing it.
+            self.emit(state, path, ppath, expected, predicted, 1.0, "TP", None)
+            return
+        if self.settle_unscored(expected, predicted, path, ppath, state):
+            return
+        comparator = self.comparator
+        left, right = comparator.prepare(expected), comparator.prepare(predicted)
+        self.settle_scored(
+            expected, predicted, left, right, comparator.score(left, right), path, ppath, state
+        )
+
+    def one_sided(
+        self, value: Any, path: str, ppath: str | None, state: DocumentState, expected_side: bool
+    ) -> None:
+        """Leaves of an unpaired list item: FN on the expected side, FA on the predicted."""
+        if is_empty(value):
+            return
+        if expected_side:
+            self.emit(
+                state,
+                path,
+                None,
+                value,
+                None,
+                None,
+                "FN",
+                "Expected item has no matching predicted item",
+            )
+        else:
+            self.emit(
+                state,
+                path,
+                ppath,
+                None,
+                value,
+                None,
+                "FA",
+                "Predicted item matches no expected item",
+            )
+
+
+def expand_row(row: Row) -> tuple[Any, ...]:
+    """A compact row in ``ROW_FIELDS`` order, with its reason filled in."""
+    path, node, expected, actual, score, outcome, confidence, reason = row
+    if score is not None and score != score:  # NaN: rows decided in bulk had no score
+        score = None
+    if reason is None:
+        reason = node.describe(expected, actual, score)
+    if node.note:
+        reason = node.note + reason
+    return (
+        path,
+        node.template,
+        node.label,
+        node.threshold,
+        expected,
+        actual,
+        score,
+        outcome,
+        confidence,
+        node.discovered,
+        reason,
+    )

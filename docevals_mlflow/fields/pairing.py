@@ -1,0 +1,459 @@
+"""Pairing list items: vectorised item similarity and bulk outcome decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from docevals_mlflow.core.paths import key_segment
+from docevals_mlflow.fields.leaves import ScalarNode
+from docevals_mlflow.fields.state import (
+    DocumentState,
+    SimilarityRequest,
+    SimilarityResult,
+    Walk,
+    WrongType,
+)
+
+if TYPE_CHECKING:
+    from docevals_mlflow.fields.objects import ObjectNode
+    from docevals_mlflow.fields.state import Node
+
+
+def _get(item: Any, key: str) -> Any:
+    if type(item) is dict or isinstance(item, Mapping):
+        return item.get(key)
+    return None
+
+
+def assign(similarity: Any, threshold: float) -> list[tuple[int, int]]:
+    """Optimal one-to-one pairing; assigned pairs below ``threshold`` are not pairs."""
+    rows, cols = linear_sum_assignment(similarity, maximize=True)
+    keep = similarity[rows, cols] >= threshold
+    return list(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
+
+
+class Column:
+    """One attribute across every item of the lists being paired: values, presence,
+    comparison keys (prepared once) and the flat pair scores, reused to score the
+    attribute of each paired item."""
+
+    __slots__ = (
+        "configured",
+        "expected_keys",
+        "expected_present",
+        "expected_values",
+        "key",
+        "node",
+        "pair_codes",
+        "pair_counts",
+        "pair_scores",
+        "predicted_keys",
+        "predicted_present",
+        "predicted_values",
+        "scores",
+        "segment",
+    )
+
+    def __init__(self, key: str, configured: bool, node: Node) -> None:
+        self.key = key
+        self.segment = key_segment(key)
+        self.configured = configured
+        self.node = node
+        self.expected_values: list[Any] = []
+        self.predicted_values: list[Any] = []
+        self.expected_keys: list[Any] = []
+        self.predicted_keys: list[Any] = []
+        self.expected_present: list[bool] = []
+        self.predicted_present: list[bool] = []
+        self.scores: Any = None
+        self.pair_codes: list[int] | None = None
+        """Per paired item of every list in the batch: an outcome code (_TP, ...)."""
+        self.pair_scores: list[float] = []
+        self.pair_counts: list[list[int]] = []
+        """Per list: ``[tp, fa, fd, fn, tn]`` over its paired items."""
+
+
+class Block:
+    """One list's view into a :class:`Column` set: where its items and pairs start."""
+
+    __slots__ = (
+        "columns",
+        "expected_start",
+        "fast",
+        "matched_start",
+        "pair_start",
+        "predicted_start",
+        "request",
+        "width",
+    )
+
+    def __init__(
+        self,
+        columns: list[Column],
+        expected_start: int,
+        predicted_start: int,
+        pair_start: int,
+        width: int,
+    ) -> None:
+        self.columns = columns
+        self.expected_start = expected_start
+        self.predicted_start = predicted_start
+        self.pair_start = pair_start
+        self.width = width
+        self.fast = False
+        """Every item is a plain dict: paired items take :func:`_emit_fast_pairs`."""
+        self.request = 0
+        self.matched_start = 0
+
+
+def item_similarity(
+    node: ObjectNode, expected: list[Any], predicted: list[Any], threshold: float
+) -> SimilarityResult:
+    """Pairing of one list's items (see :func:`batch_item_similarity`)."""
+    return batch_item_similarity([(node, expected, predicted, threshold)])[0]
+
+
+def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[SimilarityResult]:
+    """``len(expected) x len(predicted)`` item similarities for lists of one item node.
+
+    Similarity is the weighted mean, over the item's scalar attributes present on at
+    least one side, of the attribute's score (0 where only one side has it); items
+    with no such attribute on either side are fully similar. Nested objects and lists
+    inside items do not take part in pairing; they are compared once items are paired.
+
+    Vectorised: every (expected, predicted) item pair of every list is one element
+    of flat arrays, and each attribute is scored for all pairs in one call
+    (``Comparator.matrix`` for a single list, ``Comparator.pairwise`` for several).
+    """
+    every_key_configured = False
+    if len(requests) > 1 and not requests[0][0].discovered_keys(
+        [item for _, expected, predicted, _ in requests for item in (*expected, *predicted)]
+    ):
+        every_key_configured = True
+    elif len(requests) > 1:
+        # Lists whose items carry unconfigured keys are paired on their own, so that
+        # the rules inferred for those keys come from that document alone.
+        alone = [
+            index
+            for index, (node, expected, predicted, _) in enumerate(requests)
+            if node.discovered_keys([*expected, *predicted])
+        ]
+        if alone:
+            answers: dict[int, SimilarityResult] = {
+                index: batch_item_similarity([requests[index]])[0] for index in alone
+            }
+            together = [index for index in range(len(requests)) if index not in answers]
+            if together:
+                batched = batch_item_similarity([requests[index] for index in together])
+                answers.update(zip(together, batched, strict=True))
+            return [answers[index] for index in range(len(requests))]
+        every_key_configured = True
+    node = requests[0][0]
+    single = len(requests) == 1
+    expected_all = [item for _, expected, _, _ in requests for item in expected]
+    predicted_all = [item for _, _, predicted, _ in requests for item in predicted]
+    m = [len(expected) for _, expected, _, _ in requests]
+    n = [len(predicted) for _, _, predicted, _ in requests]
+    pair_count = sum(rows * cols for rows, cols in zip(m, n, strict=True))
+    if single:
+        left_index = right_index = None
+    else:
+        m_array, n_array = np.array(m, dtype=np.int64), np.array(n, dtype=np.int64)
+        counts = m_array * n_array
+        owner = np.repeat(np.arange(len(requests)), counts)
+        local = np.arange(pair_count) - (np.cumsum(counts) - counts)[owner]
+        width = n_array[owner]
+        left_index = (np.cumsum(m_array) - m_array)[owner] + local // width
+        right_index = (np.cumsum(n_array) - n_array)[owner] + local % width
+
+    total: Any = None
+    weight_sum: Any = 0.0
+    columns: list[Column] = []
+    all_dicts = set(map(type, expected_all)) | set(map(type, predicted_all)) == {dict}
+    for key, configured, child in node.item_columns(
+        [*expected_all, *predicted_all], known_configured=every_key_configured
+    ):
+        column = Column(key, configured, child)
+        columns.append(column)
+        if all_dicts:
+            column.expected_values = [item.get(key) for item in expected_all]
+            column.predicted_values = [item.get(key) for item in predicted_all]
+        else:
+            column.expected_values = [_get(item, key) for item in expected_all]
+            column.predicted_values = [_get(item, key) for item in predicted_all]
+        if not isinstance(child, ScalarNode):
+            continue
+        comparator = child.comparator
+        column.expected_present, column.expected_keys = comparator.prepare_many(
+            column.expected_values
+        )
+        column.predicted_present, column.predicted_keys = comparator.prepare_many(
+            column.predicted_values
+        )
+        all_left, all_right = all(column.expected_present), all(column.predicted_present)
+        if not (all_left or all_right) and not (
+            any(column.expected_present) or any(column.predicted_present)
+        ):
+            continue
+        if left_index is None or right_index is None:
+            scores = comparator.matrix(column.expected_keys, column.predicted_keys).ravel()
+        else:
+            scores = comparator.pairwise(
+                column.expected_keys, column.predicted_keys, left_index, right_index
+            )
+        column.scores = scores
+        weight = child.weight
+        if all_left and all_right:
+            # Every item has this attribute on both sides (the usual case): no masks.
+            contribution = scores * weight if weight != 1.0 else scores
+            weight_sum = weight_sum + weight
+        else:
+            left_present = np.array(column.expected_present, dtype=bool)
+            right_present = np.array(column.predicted_present, dtype=bool)
+            if left_index is None or right_index is None:
+                left_pairs = np.repeat(left_present, n[0])
+                right_pairs = np.tile(right_present, m[0])
+            else:
+                left_pairs, right_pairs = left_present[left_index], right_present[right_index]
+            contribution = np.where(left_pairs & right_pairs, scores * weight, 0.0)
+            weight_sum = weight_sum + weight * (left_pairs | right_pairs)
+        total = contribution.copy() if total is None else total + contribution
+    if total is None:
+        similarity = np.ones(pair_count, dtype=np.float64)
+    elif isinstance(weight_sum, float):
+        similarity = total / weight_sum
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            similarity = np.where(
+                weight_sum > 0, total / np.where(weight_sum > 0, weight_sum, 1.0), 1.0
+            )
+
+    results: list[SimilarityResult] = []
+    expected_start = predicted_start = pair_start = matched = 0
+    matched_left: list[int] = []
+    matched_right: list[int] = []
+    matched_pair: list[int] = []
+    matched_owner: list[int] = []
+    for index, ((_, expected, predicted, threshold), rows, cols) in enumerate(
+        zip(requests, m, n, strict=True)
+    ):
+        block = Block(columns, expected_start, predicted_start, pair_start, cols)
+        size = rows * cols
+        pairs = assign(similarity[pair_start : pair_start + size].reshape(rows, cols), threshold)
+        if all(type(item) is dict for item in expected) and all(
+            type(item) is dict for item in predicted
+        ):
+            block.fast = True
+            block.request = index
+            block.matched_start = matched
+            for row, col in pairs:
+                matched_left.append(expected_start + row)
+                matched_right.append(predicted_start + col)
+                matched_pair.append(pair_start + row * cols + col)
+                matched_owner.append(index)
+            matched += len(pairs)
+        results.append((pairs, block))
+        expected_start += rows
+        predicted_start += cols
+        pair_start += size
+    if matched:
+        _decide_matched(
+            columns,
+            np.array(matched_left, dtype=np.int64),
+            np.array(matched_right, dtype=np.int64),
+            np.array(matched_pair, dtype=np.int64),
+            np.array(matched_owner, dtype=np.int64),
+            len(requests),
+        )
+    return results
+
+
+_TP, _FA, _FD, _FN, _TN, _FD_WRONG, _FA_WRONG = range(7)
+_FAST_OUTCOMES = ("TP", "FA", "FD", "FN", "TN", "FD", "FA")
+_FAST_REASONS: tuple[str | None, ...] = (
+    None,
+    "Predicted a value where none was expected",
+    None,
+    "Missing from the prediction",
+    "Both empty",
+    None,
+    None,
+)
+
+
+def _decide_matched(
+    columns: list[Column],
+    left: Any,
+    right: Any,
+    pair: Any,
+    owner: Any,
+    request_count: int,
+) -> None:
+    """Outcomes of every configured scalar attribute of every paired item, at once.
+
+    The rules of :meth:`ScalarNode.settle_unscored` and ``settle_scored``,
+    vectorised: both empty TN, expected empty FA, predicted empty FN, a container
+    where a value is due FD, otherwise TP or FD by score.
+    """
+    for column in columns:
+        node = column.node
+        if not column.configured or column.scores is None or not isinstance(node, ScalarNode):
+            continue
+        expected_present = np.array(column.expected_present, dtype=bool)[left]
+        predicted_present = np.array(column.predicted_present, dtype=bool)[right]
+        values = column.predicted_values
+        scores = column.scores[pair]
+        scored = np.where(scores >= node.comparator.threshold, _TP, _FD)
+        alarm: Any = _FA
+        kinds = set(map(type, values))
+        if dict in kinds or list in kinds:
+            container = np.array(
+                [type(values[index]) in (dict, list) for index in right.tolist()], dtype=bool
+            )
+            scored = np.where(container, _FD_WRONG, scored)
+            alarm = np.where(container, _FA_WRONG, _FA)
+        codes = np.where(
+            expected_present,
+            np.where(predicted_present, scored, _FN),
+            np.where(predicted_present, alarm, _TN),
+        )
+        cells = np.bincount(owner * 7 + codes, minlength=request_count * 7).reshape(-1, 7)
+        cells[:, _FD] += cells[:, _FD_WRONG]
+        cells[:, _FA] += cells[:, _FA_WRONG]
+        column.pair_codes = codes.tolist()
+        # The row's score: the comparator's for TP/FD, 0 for a container, none (NaN
+        # here, None once the row is expanded) else.
+        column.pair_scores = np.where(
+            (codes == _TP) | (codes == _FD), scores, np.where(codes == _FD_WRONG, 0.0, np.nan)
+        ).tolist()
+        column.pair_counts = cells[:, :5].tolist()
+
+
+def _emit_fast_pairs(
+    block: Block,
+    pairs: list[tuple[int, int]],
+    expected_positions: Sequence[int],
+    predicted_positions: Sequence[int],
+    expected_values: list[Any],
+    predicted_values: list[Any],
+    path: str,
+    ppath: str | None,
+    state: DocumentState,
+) -> Walk:
+    """Count (and keep rows of) paired items whose outcomes were decided in bulk;
+    attributes that were not (discovered, nested, never present) take the general
+    path."""
+    fast = [column for column in block.columns if column.pair_codes is not None]
+    slow = [column for column in block.columns if column.pair_codes is None]
+    if pairs:
+        for column in fast:
+            node = column.node
+            assert isinstance(node, ScalarNode)
+            cells = state.cells.get(node.template)
+            if cells is None:
+                cells = state.cells[node.template] = [0, 0, 0, 0, 0]
+                state.nodes[node.template] = node
+            for index, count in enumerate(column.pair_counts[block.request]):
+                cells[index] += count
+    keep = state.keep_rows
+    confidence = state.confidence
+    add_row = state.rows.append
+    base = block.matched_start
+    fast_data = [
+        (
+            column.segment,
+            column.node,
+            column.pair_codes,
+            column.pair_scores,
+            column.expected_values,
+            column.predicted_values,
+        )
+        for column in fast
+    ]
+    for k, (row, col) in enumerate(pairs):
+        at = base + k
+        left = block.expected_start + row
+        right = block.predicted_start + col
+        item_path = f"{path}[{expected_positions[row]}]"
+        item_ppath = f"{ppath}[{predicted_positions[col]}]" if ppath else None
+        if keep:
+            for segment, node, codes, scores, expected_column, predicted_column in fast_data:
+                code = codes[at]  # type: ignore[index]
+                other = predicted_column[right]
+                add_row(
+                    (
+                        item_path + segment,
+                        node,
+                        expected_column[left],
+                        other,
+                        scores[at],
+                        _FAST_OUTCOMES[code],
+                        confidence.get(item_ppath + segment) if confidence and item_ppath else None,
+                        _FAST_REASONS[code]
+                        if code < _FD_WRONG
+                        else WrongType(other, "a single value").reason(),
+                    )
+                )
+        if slow:
+            yield from _compare_paired_items(
+                block,
+                slow,
+                row,
+                col,
+                expected_values[row],
+                predicted_values[col],
+                item_path,
+                item_ppath,
+                state,
+            )
+
+
+def _compare_paired_items(
+    block: Block,
+    columns: list[Column],
+    row: int,
+    col: int,
+    expected: dict[str, Any],
+    predicted: dict[str, Any],
+    path: str,
+    ppath: str | None,
+    state: DocumentState,
+) -> Walk:
+    """Compare two paired items, reusing the scores computed for pairing."""
+    left = block.expected_start + row
+    right = block.predicted_start + col
+    pair = block.pair_start + row * block.width + col
+    for column in columns:
+        key = column.key
+        if not column.configured and key not in expected and key not in predicted:
+            continue
+        value = column.expected_values[left]
+        other = column.predicted_values[right]
+        child_path = path + column.segment
+        child_ppath = ppath + column.segment if ppath else None
+        node = column.node
+        if not isinstance(node, ScalarNode):
+            yield from node.walk(value, other, child_path, child_ppath, state)
+        elif column.scores is None:
+            node.compare(value, other, child_path, child_ppath, state)
+        elif (
+            # Both present and plain: the common case needs no emptiness re-check.
+            column.expected_present[left]
+            and column.predicted_present[right]
+            and type(other) is not dict
+            and type(other) is not list
+        ) or not node.settle_unscored(value, other, child_path, child_ppath, state):
+            node.settle_scored(
+                value,
+                other,
+                column.expected_keys[left],
+                column.predicted_keys[right],
+                float(column.scores[pair]),
+                child_path,
+                child_ppath,
+                state,
+            )

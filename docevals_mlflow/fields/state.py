@@ -1,0 +1,91 @@
+"""What one document's comparison accumulates, and the types the walk uses."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Generator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from docevals_mlflow.fields.leaves import ScalarNode
+    from docevals_mlflow.fields.lists import ArrayNode
+    from docevals_mlflow.fields.objects import ObjectNode
+    from docevals_mlflow.fields.pairing import Block
+
+    Node: TypeAlias = ScalarNode | ObjectNode | ArrayNode
+
+ROW_FIELDS = (
+    "path",
+    "template",
+    "method",
+    "threshold",
+    "expected",
+    "actual",
+    "score",
+    "outcome",
+    "confidence",
+    "discovered",
+    "reason",
+)
+"""Columns of a row tuple, in order."""
+
+SimilarityRequest = tuple["ObjectNode", list[Any], list[Any], float]
+"""A list's item node, its non-empty expected and predicted items, and the match
+threshold."""
+SimilarityResult = tuple[list[tuple[int, int]], "Block"]
+"""The paired ``(expected row, predicted column)`` items and the scores behind them."""
+Walk = Generator[SimilarityRequest, SimilarityResult, None]
+"""Comparing an object or a list: a generator that yields each list's items and is
+sent back their similarity, so that a driver can compute the similarities of many
+documents' lists in one vectorised step (:func:`run_walks`)."""
+
+Row = tuple[Any, ...]
+"""A compact row as the engine keeps it: ``(path, node, expected, actual, score,
+outcome, confidence, reason)``; :func:`expand_row` gives the ``ROW_FIELDS`` form."""
+CELL = {"TP": 0, "FA": 1, "FD": 2, "FN": 3, "TN": 4}
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a chunk is compared.
+
+    A chunk allocates hundreds of thousands of small tuples and lists, none of them
+    in reference cycles; letting the collector scan them repeatedly costs about a
+    third of the comparison time. Reference counting still frees everything, and the
+    collector is back on between chunks.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class WrongType:
+    """A predicted value whose shape contradicts the schema (text where a list is due)."""
+
+    __slots__ = ("value", "wanted")
+
+    def __init__(self, value: Any, wanted: str) -> None:
+        self.value = value
+        self.wanted = wanted
+
+    def reason(self) -> str:
+        return f"Wrong type: predicted {type(self.value).__name__} where {self.wanted} was expected"
+
+
+class DocumentState:
+    """What one document's walk accumulates."""
+
+    __slots__ = ("cells", "confidence", "items", "keep_rows", "nodes", "rows")
+
+    def __init__(self, keep_rows: bool, confidence: Mapping[str, float] | None) -> None:
+        self.rows: list[Row] = []
+        self.cells: dict[str, list[int]] = {}
+        self.items: dict[str, list[int]] = {}
+        self.nodes: dict[str, ScalarNode | ArrayNode] = {}
+        self.keep_rows = keep_rows
+        self.confidence = confidence or None
