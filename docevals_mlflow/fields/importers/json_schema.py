@@ -1,27 +1,7 @@
-"""Schema importers: the IDP configuration format, JSON Schema with evaluation
-extensions, and schema inference from ground-truth documents.
+"""Import JSON Schema with ``x-aws-idp-evaluation-*`` / ``x-aws-stickler-*`` extensions.
 
-**IDP configuration** (``classes → attributes``). ``attributeType`` is ``simple``
-(the default), ``group`` (``groupAttributes``) or ``list``
-(``listItemTemplate.itemAttributes``). Choices made where the format is loose:
-
-* Without ``attributeType``, an attribute with a ``listItemTemplate`` is a list and one
-  with ``groupAttributes`` is a group, so a forgotten type does not silently flatten it.
-* Thresholds may be written as numeric text (``"0.8"``), which the IDP accelerator
-  also accepts; anything else that is not a number is an error.
-* A list of objects is matched with ``HUNGARIAN``; its ``evaluation_threshold`` is the
-  list's ``match_threshold`` (when absent, the native pairing default, 0.5, is
-  recorded explicitly; IDP's 0.8 meant something else, see
-  ``IDP_DEFAULT_MATCH_THRESHOLD``). Any other method there is an error, as in the IDP.
-* A list of scalars (a list attribute without item attributes, or any attribute whose
-  method is ``HUNGARIAN``) compares items with ``hungarian_comparator`` (``EXACT`` by
-  default); ``evaluation_threshold`` applies to the items only with the ``FUZZY``
-  comparator, as in the IDP. With another scalar method, that method (and threshold)
-  applies to each item and ``hungarian_comparator`` is ignored.
-* A method or threshold on a group has no meaning and is an error.
-
-**JSON Schema** (one class schema, ``{"classes": [...]}``, or ``oneOf``/``anyOf`` of
-``$ref`` s into ``$defs``). Local ``$ref`` s are resolved; keys written beside a
+Accepted forms: one class schema, ``{"classes": [...]}``, or ``oneOf``/``anyOf`` of
+``$ref`` s into ``$defs``. Local ``$ref`` s are resolved; keys written beside a
 ``$ref`` override the target's. Nullable forms (``["string", "null"]``, ``anyOf`` of a
 schema and ``null``) are unwrapped. Evaluation extensions:
 
@@ -42,25 +22,29 @@ schema and ``null``) are unwrapped. Evaluation extensions:
 * A method on an object property is an error. ``x-aws-stickler-threshold`` on an object
   (Stickler's gate on the object's mean score, written by its exporter) and the
   class-level match threshold have no native equivalent and are ignored.
-
-**Inference** (:func:`infer_class_schema`) applies the IDP rules for classes without
-configuration: text FUZZY 0.85, numbers NUMERIC_EXACT with tolerance 0.01, booleans
-EXACT.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal
 from urllib.parse import unquote
 
-from docevals_mlflow.core.values import as_number
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields.importers.common import (
+    IDP_DEFAULT_MATCH_THRESHOLD,
+    _AnyMethod,
+    _is_list,
+    _method_name,
+    _number,
+    _scalar_spec,
+    _schema_id,
+    _text,
+    _Where,
+)
 from docevals_mlflow.fields.schema import (
-    DEFAULT_MATCH_THRESHOLD,
     ClassSchema,
     DateOrder,
     DocumentSchema,
@@ -69,26 +53,8 @@ from docevals_mlflow.fields.schema import (
     Method,
 )
 
-_AnyMethod = Method | Literal["HUNGARIAN"]
 _Kind = Literal["scalar", "object", "array"]
 
-# Spelled out rather than derived so mypy sees each value as the Literal it is.
-_IDP_METHODS: dict[str, _AnyMethod] = {
-    "EXACT": "EXACT",
-    "NUMERIC_EXACT": "NUMERIC_EXACT",
-    "FUZZY": "FUZZY",
-    "HUNGARIAN": "HUNGARIAN",
-    "SEMANTIC": "SEMANTIC",
-    "LLM": "LLM",
-    "LEVENSHTEIN": "LEVENSHTEIN",
-    "DATE": "DATE",
-    "NORMALIZED": "NORMALIZED",
-}
-_HUNGARIAN_COMPARATORS: dict[str, Method] = {
-    "EXACT": "EXACT",
-    "FUZZY": "FUZZY",
-    "NUMERIC": "NUMERIC_EXACT",
-}
 _STICKLER_COMPARATORS: dict[str, Method] = {
     "ExactComparator": "EXACT",
     "NumericComparator": "NUMERIC_EXACT",
@@ -120,7 +86,6 @@ _FUZZY_SCORERS: dict[str, FuzzyScorer] = {
     "token_sort_ratio": "token_sort_ratio",
     "token_set_ratio": "token_set_ratio",
 }
-_ATTRIBUTE_TYPES = ("simple", "group", "list")
 _JSON_SCALAR_TYPES = ("string", "number", "integer", "boolean", "null")
 _JSON_TYPES = (*_JSON_SCALAR_TYPES, "object", "array")
 
@@ -134,402 +99,6 @@ _STICKLER_MATCH_THRESHOLD = "x-aws-stickler-match-threshold"
 _STICKLER_WEIGHT = "x-aws-stickler-weight"
 _STICKLER_CONFIG = "x-aws-stickler-comparator-config"
 _STICKLER_TOLERANCE = "x-aws-stickler-tolerance"
-
-# A list without a configured threshold gets the native pairing threshold, recorded
-# explicitly. The IDP's 0.8 is not reused: Stickler always pairs items and applies
-# 0.8 to call a *paired* object right or wrong, while here the threshold decides
-# pairing itself, and 0.5 is what reproduces "the item was found, one attribute is
-# wrong" (see docs/field-methods.md).
-IDP_DEFAULT_MATCH_THRESHOLD = DEFAULT_MATCH_THRESHOLD
-_INFERRED_TEXT_THRESHOLD = 0.85
-_INFERRED_NUMBER_TOLERANCE = 0.01
-
-
-# --- shared helpers -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Where:
-    """The class an error belongs to, and what its fields are called in the source."""
-
-    class_name: str | None
-    noun: Literal["attribute", "property"]
-
-    def error(self, path: str | None, message: str, *, expected: str | None = None) -> InputError:
-        """An :class:`InputError` whose message names the class, the field path and ``message``."""
-        parts = []
-        if self.class_name is not None:
-            parts.append(f"class {self.class_name!r}")
-        if path:
-            parts.append(f"{self.noun} {path!r}" if self.class_name is not None else path)
-        prefix = ", ".join(parts)
-        return InputError(
-            f"{prefix}: {message}" if prefix else message,
-            record=self.class_name,
-            path=path,
-            expected=expected,
-        )
-
-
-def _range_text(low: float, high: float | None, *, above: bool) -> str:
-    if high is not None:
-        return f"a number from {low:g} to {high:g}"
-    return f"a number above {low:g}" if above else f"a number of at least {low:g}"
-
-
-def _number(
-    value: Any,
-    where: _Where,
-    path: str | None,
-    key: str,
-    *,
-    high: float | None = 1.0,
-    above_zero: bool = False,
-) -> float:
-    """``value`` as a float in ``[0, high]`` (``(0, ...)`` with ``above_zero``), or an error."""
-    expected = _range_text(0.0, high, above=above_zero)
-    number = as_number(value)
-    if number is None:
-        raise where.error(path, f"{key} {value!r} is not a number", expected=expected)
-    if number < 0 or (above_zero and number == 0) or (high is not None and number > high):
-        raise where.error(path, f"{key} {value!r} is out of range", expected=expected)
-    return number
-
-
-def _text(value: Any) -> str | None:
-    # Descriptions only inform readers of the schema; a non-text one is not worth failing on.
-    return value if isinstance(value, str) and value else None
-
-
-def _is_list(value: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
-    return isinstance(value, (list, tuple))
-
-
-def _schema_id(data: Mapping[str, Any], keys: tuple[str, ...], default: str) -> str:
-    for key in keys:
-        value = data.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            raise InputError(f"{key} {value!r} must be non-empty text", path=key)
-        return value
-    return default
-
-
-def _scalar_spec(
-    method: Method | None,
-    threshold: float | None,
-    where: _Where,
-    path: str,
-    key: str,
-    *,
-    description: str | None = None,
-    weight: float | None = None,
-    relative_tolerance: float | None = None,
-    fuzzy_scorer: FuzzyScorer | None = None,
-    date_order: DateOrder | None = None,
-    case_sensitive: bool | None = None,
-) -> FieldSpec:
-    # Checked here (not only by FieldSpec) so the error names the class, path and key.
-    if threshold is not None and method != "NUMERIC_EXACT" and threshold > 1:
-        raise where.error(
-            path,
-            f"{key} {threshold:g} is out of range for {method or 'the default method'}",
-            expected=_range_text(0.0, 1.0, above=False),
-        )
-    options: dict[str, Any] = {
-        "method": method,
-        "threshold": threshold,
-        "description": description,
-        "weight": weight,
-        "relative_tolerance": relative_tolerance,
-        "fuzzy_scorer": fuzzy_scorer,
-        "date_order": date_order,
-        "case_sensitive": case_sensitive,
-    }
-    # Unset options are left out so the model's own defaults apply.
-    return FieldSpec(**{name: value for name, value in options.items() if value is not None})
-
-
-# --- IDP configuration ----------------------------------------------------------------
-
-
-def looks_like_idp_config(data: Any) -> bool:
-    """True for a mapping whose ``classes`` list holds IDP classes (objects with ``attributes``)."""
-    if not isinstance(data, Mapping):
-        return False
-    classes = data.get("classes")
-    return _is_list(classes) and any(
-        isinstance(entry, Mapping) and "attributes" in entry for entry in classes
-    )
-
-
-def schema_from_idp_config(config: Mapping[str, Any]) -> DocumentSchema:
-    """Import the IDP configuration format (``classes → attributes``).
-
-    Top-level keys other than ``classes`` (such as ``evaluation`` LLM settings) are
-    ignored; ``schema_id`` is the config's ``schema_id`` or ``name``, else
-    ``idp-config``. Every problem is an :class:`InputError` naming the class
-    (``record``), the attribute path (``path``, like ``Transactions[].Amount``) and the
-    offending key.
-    """
-    if not isinstance(config, Mapping):
-        raise InputError(
-            f"an IDP configuration must be an object (got {type(config).__name__})",
-            expected="an object with 'classes'",
-        )
-    classes = config.get("classes")
-    if not _is_list(classes):
-        raise InputError(
-            "'classes' must be a list of document classes",
-            path="classes",
-            expected="a list of objects with 'name' and 'attributes'",
-        )
-    schema_id = _schema_id(config, ("schema_id", "name"), "idp-config")
-    built = [_idp_class(entry, index) for index, entry in enumerate(classes)]
-    return DocumentSchema(schema_id=schema_id, version="1", classes=built)
-
-
-def _idp_class(entry: Any, index: int) -> ClassSchema:
-    slot = f"classes[{index}]"
-    if not isinstance(entry, Mapping):
-        raise InputError(
-            f"{slot} is not an object (got {type(entry).__name__})",
-            path=slot,
-            expected="an object with 'name' and 'attributes'",
-        )
-    name = entry.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{slot} has no 'name'", path=f"{slot}.name", expected="non-empty text")
-    where = _Where(name, "attribute")
-    attributes = entry.get("attributes")
-    if attributes is None:
-        # A class listed only for classification has nothing to compare.
-        attributes = []
-    if not _is_list(attributes):
-        raise where.error(None, "'attributes' must be a list", expected="a list of attributes")
-    return ClassSchema(
-        name=name,
-        description=_text(entry.get("description")),
-        fields=_idp_attributes(attributes, where, None, "attributes"),
-    )
-
-
-def _idp_attributes(
-    attributes: Iterable[Any], where: _Where, parent: str | None, slots: str
-) -> dict[str, FieldSpec]:
-    """The fields of one attribute list; ``parent`` prefixes paths, ``slots`` names the list."""
-    fields: dict[str, FieldSpec] = {}
-    for index, attribute in enumerate(attributes):
-        slot = f"{slots}[{index}]"
-        if not isinstance(attribute, Mapping):
-            raise where.error(
-                slot,
-                f"attribute is not an object (got {type(attribute).__name__})",
-                expected="an object with 'name'",
-            )
-        name = attribute.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise where.error(slot, "missing 'name'", expected="non-empty text")
-        path = f"{parent}.{name}" if parent else name
-        if name in fields:
-            raise where.error(
-                path, f"duplicate attribute name {name!r} (each 'name' must be unique)"
-            )
-        fields[name] = _idp_attribute(attribute, where, path)
-    return fields
-
-
-def _idp_kind(attribute: Mapping[str, Any], where: _Where, path: str) -> str:
-    declared = attribute.get("attributeType")
-    if declared is None:
-        if attribute.get("listItemTemplate") is not None:
-            return "list"
-        if attribute.get("groupAttributes") is not None:
-            return "group"
-        return "simple"
-    kind = declared.strip().lower() if isinstance(declared, str) else None
-    if kind is None or kind not in _ATTRIBUTE_TYPES:
-        raise where.error(
-            path,
-            f"unknown attributeType {declared!r}; valid types: {', '.join(_ATTRIBUTE_TYPES)}",
-        )
-    return kind
-
-
-def _method_name(value: Any, where: _Where, path: str, key: str) -> _AnyMethod | None:
-    """An IDP evaluation method name (any case), or ``None`` when not set."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    method = _IDP_METHODS.get(value.strip().upper()) if isinstance(value, str) else None
-    if method is None:
-        raise where.error(
-            path, f"unknown {key} {value!r}; valid methods: {', '.join(_IDP_METHODS)}"
-        )
-    return method
-
-
-def _idp_comparator(attribute: Mapping[str, Any], where: _Where, path: str) -> Method | None:
-    value = attribute.get("hungarian_comparator")
-    if value is None:
-        return None
-    comparator = (
-        _HUNGARIAN_COMPARATORS.get(value.strip().upper()) if isinstance(value, str) else None
-    )
-    if comparator is None:
-        raise where.error(
-            path,
-            f"unknown hungarian_comparator {value!r}; "
-            f"valid comparators: {', '.join(_HUNGARIAN_COMPARATORS)}",
-        )
-    return comparator
-
-
-def _idp_attribute(attribute: Mapping[str, Any], where: _Where, path: str) -> FieldSpec:
-    kind = _idp_kind(attribute, where, path)
-    method = _method_name(attribute.get("evaluation_method"), where, path, "evaluation_method")
-    # Validated even where it does not apply, so a typo never passes unnoticed.
-    comparator = _idp_comparator(attribute, where, path)
-    threshold = attribute.get("evaluation_threshold")
-    description = _text(attribute.get("description"))
-
-    if kind == "group":
-        if method is not None:
-            raise where.error(
-                path,
-                f"evaluation_method {method} does not apply to a group; "
-                "set it on the groupAttributes",
-            )
-        if threshold is not None:
-            raise where.error(
-                path,
-                "evaluation_threshold does not apply to a group; set it on the groupAttributes",
-            )
-        members = attribute.get("groupAttributes")
-        if not _is_list(members) or not members:
-            raise where.error(
-                path,
-                "group attribute has no groupAttributes",
-                expected="a non-empty list of attributes",
-            )
-        return FieldSpec(
-            fields=_idp_attributes(members, where, path, f"{path}.groupAttributes"),
-            description=description,
-        )
-
-    if kind == "list":
-        template = attribute.get("listItemTemplate")
-        if template is not None and not isinstance(template, Mapping):
-            raise where.error(
-                path,
-                "listItemTemplate must be an object",
-                expected="an object with 'itemAttributes'",
-            )
-        template = template or {}
-        item_attributes = template.get("itemAttributes")
-        if item_attributes is not None and not _is_list(item_attributes):
-            raise where.error(path, "listItemTemplate.itemAttributes must be a list of attributes")
-        item_description = _text(template.get("itemDescription"))
-        if item_attributes:
-            return _idp_object_list(
-                item_attributes, method, threshold, where, path, description, item_description
-            )
-        return _idp_scalar_list(
-            method, comparator, threshold, where, path, description, item_description
-        )
-
-    if method == "HUNGARIAN":
-        return _idp_scalar_list(method, comparator, threshold, where, path, description, None)
-    tolerance_or_score = (
-        None
-        if threshold is None
-        else _number(
-            threshold,
-            where,
-            path,
-            "evaluation_threshold",
-            # For NUMERIC_EXACT the threshold is an absolute tolerance, not a score.
-            high=None if method == "NUMERIC_EXACT" else 1.0,
-        )
-    )
-    return _scalar_spec(
-        method, tolerance_or_score, where, path, "evaluation_threshold", description=description
-    )
-
-
-def _idp_object_list(
-    members: Iterable[Any],
-    method: _AnyMethod | None,
-    threshold: Any,
-    where: _Where,
-    path: str,
-    description: str | None,
-    item_description: str | None,
-) -> FieldSpec:
-    if method not in (None, "HUNGARIAN"):
-        raise where.error(
-            path,
-            f"evaluation_method {method} cannot compare a list of objects; use HUNGARIAN "
-            "(its evaluation_threshold is the list's match threshold)",
-        )
-    match_threshold = (
-        IDP_DEFAULT_MATCH_THRESHOLD
-        if threshold is None
-        else _number(threshold, where, path, "evaluation_threshold")
-    )
-    items = FieldSpec(
-        fields=_idp_attributes(
-            members, where, f"{path}[]", f"{path}.listItemTemplate.itemAttributes"
-        ),
-        description=item_description,
-    )
-    return FieldSpec(items=items, match_threshold=match_threshold, description=description)
-
-
-def _idp_scalar_list(
-    method: _AnyMethod | None,
-    comparator: Method | None,
-    threshold: Any,
-    where: _Where,
-    path: str,
-    description: str | None,
-    item_description: str | None,
-) -> FieldSpec:
-    item_path = f"{path}[]"
-    if method is None or method == "HUNGARIAN":
-        item_method: Method = comparator or "EXACT"
-        score = (
-            None if threshold is None else _number(threshold, where, path, "evaluation_threshold")
-        )
-        # The IDP reads a HUNGARIAN threshold only for its FUZZY comparator.
-        item_threshold = score if item_method == "FUZZY" else None
-    else:
-        item_method = method
-        item_threshold = (
-            None
-            if threshold is None
-            else _number(
-                threshold,
-                where,
-                path,
-                "evaluation_threshold",
-                high=None if method == "NUMERIC_EXACT" else 1.0,
-            )
-        )
-    items = _scalar_spec(
-        item_method,
-        item_threshold,
-        where,
-        item_path,
-        "evaluation_threshold",
-        description=item_description,
-    )
-    return FieldSpec(
-        items=items, match_threshold=IDP_DEFAULT_MATCH_THRESHOLD, description=description
-    )
-
-
-# --- JSON Schema ----------------------------------------------------------------------
 
 
 def looks_like_json_schema(data: Any) -> bool:
@@ -1058,121 +627,4 @@ def _json_array(
         match_threshold=match_threshold,
         weight=weight or 1.0,
         description=description,
-    )
-
-
-# --- inference from ground truth ------------------------------------------------------
-
-
-@dataclass
-class _Shape:
-    """What the examples showed at one place: a scalar kind, an object or an array."""
-
-    kind: Literal["null", "string", "number", "boolean", "object", "array"]
-    fields: dict[str, _Shape] = dataclasses.field(default_factory=dict)
-    item: _Shape | None = None
-
-    @property
-    def structured(self) -> bool:
-        return self.kind in ("object", "array")
-
-
-def _shape_of(value: Any) -> _Shape:
-    if value is None:
-        return _Shape("null")
-    if isinstance(value, bool):
-        return _Shape("boolean")
-    if isinstance(value, (int, float, Decimal)):
-        return _Shape("number")
-    if isinstance(value, Mapping):
-        shape = _Shape("object")
-        for key, member in value.items():
-            name = str(key)
-            seen = shape.fields.get(name)
-            member_shape = _shape_of(member)
-            shape.fields[name] = member_shape if seen is None else _merge(seen, member_shape)
-        return shape
-    if _is_list(value):
-        item: _Shape | None = None
-        for member in value:
-            member_shape = _shape_of(member)
-            # Within one list, a scalar rule comes from the first non-null item.
-            item = member_shape if item is None else _merge(item, member_shape, first_scalar=True)
-        return _Shape("array", item=item)
-    # Text, dates and anything else are compared as text.
-    return _Shape("string")
-
-
-def _merge(first: _Shape, second: _Shape, *, first_scalar: bool = False) -> _Shape:
-    """Combine two observations of one place.
-
-    Nulls give way to anything. Objects take the union of their keys in first-seen
-    order; arrays merge their items as one list. A structure wins over a scalar (its
-    fields are what can be compared) and the first structure wins over a different one.
-    Two different scalar kinds become text, unless ``first_scalar`` keeps the first
-    (the rule for items of one list).
-    """
-    if first.kind == "null":
-        return second
-    if second.kind == "null":
-        return first
-    if first.kind == "object" and second.kind == "object":
-        fields = dict(first.fields)
-        for name, shape in second.fields.items():
-            fields[name] = shape if name not in fields else _merge(fields[name], shape)
-        return _Shape("object", fields=fields)
-    if first.kind == "array" and second.kind == "array":
-        if first.item is None or second.item is None:
-            return first if second.item is None else second
-        return _Shape("array", item=_merge(first.item, second.item, first_scalar=True))
-    if first.structured or second.structured:
-        return first if first.structured else second
-    if first.kind == second.kind or first_scalar:
-        return first
-    return _Shape("string")
-
-
-def _spec_of(shape: _Shape | None) -> FieldSpec:
-    if shape is None:
-        return FieldSpec(method="EXACT")
-    if shape.kind == "object":
-        return FieldSpec(fields={name: _spec_of(member) for name, member in shape.fields.items()})
-    if shape.kind == "array":
-        item = shape.item
-        # A list with no non-null item gives nothing to infer from: compare items exactly.
-        return FieldSpec(
-            items=_spec_of(None if item is None or item.kind == "null" else item),
-            match_threshold=IDP_DEFAULT_MATCH_THRESHOLD,
-        )
-    if shape.kind == "number":
-        return FieldSpec(method="NUMERIC_EXACT", threshold=_INFERRED_NUMBER_TOLERANCE)
-    if shape.kind == "boolean":
-        return FieldSpec(method="EXACT")
-    # Text, and keys that were only ever null, are treated as text.
-    return FieldSpec(method="FUZZY", threshold=_INFERRED_TEXT_THRESHOLD)
-
-
-def infer_class_schema(name: str, examples: Iterable[Any]) -> ClassSchema:
-    """Infer a class schema from ground-truth documents of that class (the IDP rules).
-
-    Text is FUZZY (0.85), numbers NUMERIC_EXACT (tolerance 0.01), booleans EXACT;
-    objects become objects with the union of keys seen (first-seen order); lists of
-    objects become arrays of one object inferred from every item; lists of scalars take
-    the rule of their first non-null item (EXACT if there is none); keys only ever null
-    are text. A key seen as different scalar kinds across examples is text. Lists get
-    the native pairing threshold.
-    """
-    merged = _Shape("object")
-    for index, example in enumerate(examples, start=1):
-        if not isinstance(example, Mapping):
-            raise InputError(
-                f"example {index} for class {name!r} is not an object "
-                f"(got {type(example).__name__})",
-                record=name,
-                expected="one ground-truth document (an object) per example",
-            )
-        merged = _merge(merged, _shape_of(example))
-    return ClassSchema(
-        name=name,
-        fields={key: _spec_of(member) for key, member in merged.fields.items()},
     )

@@ -1,0 +1,155 @@
+"""Helpers and constants shared by the schema importers: error locations, number and
+text checks, scalar field specs and IDP evaluation method names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeGuard
+
+from docevals_mlflow.core.values import as_number
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields.schema import (
+    DEFAULT_MATCH_THRESHOLD,
+    DateOrder,
+    FieldSpec,
+    FuzzyScorer,
+    Method,
+)
+
+_AnyMethod = Method | Literal["HUNGARIAN"]
+
+# Spelled out rather than derived so mypy sees each value as the Literal it is.
+_IDP_METHODS: dict[str, _AnyMethod] = {
+    "EXACT": "EXACT",
+    "NUMERIC_EXACT": "NUMERIC_EXACT",
+    "FUZZY": "FUZZY",
+    "HUNGARIAN": "HUNGARIAN",
+    "SEMANTIC": "SEMANTIC",
+    "LLM": "LLM",
+    "LEVENSHTEIN": "LEVENSHTEIN",
+    "DATE": "DATE",
+    "NORMALIZED": "NORMALIZED",
+}
+
+# A list without a configured threshold gets the native pairing threshold, recorded
+# explicitly. The IDP's 0.8 is not reused: Stickler always pairs items and applies
+# 0.8 to call a *paired* object right or wrong, while here the threshold decides
+# pairing itself, and 0.5 is what reproduces "the item was found, one attribute is
+# wrong" (see docs/field-methods.md).
+IDP_DEFAULT_MATCH_THRESHOLD = DEFAULT_MATCH_THRESHOLD
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The class an error belongs to, and what its fields are called in the source."""
+
+    class_name: str | None
+    noun: Literal["attribute", "property"]
+
+    def error(self, path: str | None, message: str, *, expected: str | None = None) -> InputError:
+        """An :class:`InputError` whose message names the class, the field path and ``message``."""
+        parts = []
+        if self.class_name is not None:
+            parts.append(f"class {self.class_name!r}")
+        if path:
+            parts.append(f"{self.noun} {path!r}" if self.class_name is not None else path)
+        prefix = ", ".join(parts)
+        return InputError(
+            f"{prefix}: {message}" if prefix else message,
+            record=self.class_name,
+            path=path,
+            expected=expected,
+        )
+
+
+def _range_text(low: float, high: float | None, *, above: bool) -> str:
+    if high is not None:
+        return f"a number from {low:g} to {high:g}"
+    return f"a number above {low:g}" if above else f"a number of at least {low:g}"
+
+
+def _number(
+    value: Any,
+    where: _Where,
+    path: str | None,
+    key: str,
+    *,
+    high: float | None = 1.0,
+    above_zero: bool = False,
+) -> float:
+    """``value`` as a float in ``[0, high]`` (``(0, ...)`` with ``above_zero``), or an error."""
+    expected = _range_text(0.0, high, above=above_zero)
+    number = as_number(value)
+    if number is None:
+        raise where.error(path, f"{key} {value!r} is not a number", expected=expected)
+    if number < 0 or (above_zero and number == 0) or (high is not None and number > high):
+        raise where.error(path, f"{key} {value!r} is out of range", expected=expected)
+    return number
+
+
+def _text(value: Any) -> str | None:
+    # Descriptions only inform readers of the schema; a non-text one is not worth failing on.
+    return value if isinstance(value, str) and value else None
+
+
+def _is_list(value: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+    return isinstance(value, (list, tuple))
+
+
+def _schema_id(data: Mapping[str, Any], keys: tuple[str, ...], default: str) -> str:
+    for key in keys:
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"{key} {value!r} must be non-empty text", path=key)
+        return value
+    return default
+
+
+def _scalar_spec(
+    method: Method | None,
+    threshold: float | None,
+    where: _Where,
+    path: str,
+    key: str,
+    *,
+    description: str | None = None,
+    weight: float | None = None,
+    relative_tolerance: float | None = None,
+    fuzzy_scorer: FuzzyScorer | None = None,
+    date_order: DateOrder | None = None,
+    case_sensitive: bool | None = None,
+) -> FieldSpec:
+    # Checked here (not only by FieldSpec) so the error names the class, path and key.
+    if threshold is not None and method != "NUMERIC_EXACT" and threshold > 1:
+        raise where.error(
+            path,
+            f"{key} {threshold:g} is out of range for {method or 'the default method'}",
+            expected=_range_text(0.0, 1.0, above=False),
+        )
+    options: dict[str, Any] = {
+        "method": method,
+        "threshold": threshold,
+        "description": description,
+        "weight": weight,
+        "relative_tolerance": relative_tolerance,
+        "fuzzy_scorer": fuzzy_scorer,
+        "date_order": date_order,
+        "case_sensitive": case_sensitive,
+    }
+    # Unset options are left out so the model's own defaults apply.
+    return FieldSpec(**{name: value for name, value in options.items() if value is not None})
+
+
+def _method_name(value: Any, where: _Where, path: str, key: str) -> _AnyMethod | None:
+    """An IDP evaluation method name (any case), or ``None`` when not set."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    method = _IDP_METHODS.get(value.strip().upper()) if isinstance(value, str) else None
+    if method is None:
+        raise where.error(
+            path, f"unknown {key} {value!r}; valid methods: {', '.join(_IDP_METHODS)}"
+        )
+    return method

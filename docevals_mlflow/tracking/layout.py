@@ -1,0 +1,421 @@
+"""The run layout (DESIGN §4): which params, metrics, tags and artifacts a report becomes.
+
+Does not import mlflow; :mod:`docevals_mlflow.tracking.runs` logs what this builds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_json
+from docevals_mlflow.core.literals import FAILURE_CONTEXTS, VERDICTS
+from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
+from docevals_mlflow.evaluation.suite import build_suite_report
+from docevals_mlflow.fields.counts import METRIC_NAMES
+from docevals_mlflow.reports.markdown import table
+from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
+from docevals_mlflow.tracking.keys import KeyMap, legal_key
+
+CELL_NAMES = ("tp", "fa", "fd", "fn", "tn")
+AnyEvaluation = EvaluationReport | PipelineEvaluationReport | SuiteReport
+
+
+def _cell_metrics(
+    writer: BundleWriter, prefix: str, counts: Mapping[str, int], metrics: Mapping[str, Any]
+) -> None:
+    for name in METRIC_NAMES:
+        writer.metric(legal_key(f"{prefix}/{name}"), metrics.get(name))
+    for name in CELL_NAMES:
+        writer.metric(legal_key(f"{prefix}/{name}"), counts.get(name))
+
+
+def _format(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+# --- field comparisons ------------------------------------------------------------
+
+
+def layout_fields(
+    writer: BundleWriter,
+    report: Mapping[str, Any],
+    *,
+    markdown: str,
+    dashboard: str,
+    verdict: str | None = None,
+) -> KeyMap:
+    """Fill ``writer`` with a field comparison report (``BatchComparison.to_report()``)."""
+    keys = KeyMap()
+    schema = report["schema"]
+    writer.param("docevals.version", __version__)
+    writer.param("schema.id", schema["id"])
+    writer.param("schema.version", schema["version"])
+    writer.param("schema.sha256", schema["sha256"])
+
+    overall = report["overall"]
+    _cell_metrics(writer, "overall", overall["counts"], overall["metrics"])
+    writer.metric("overall/macro_f1", overall["macro_f1"])
+    writer.metric("overall/documents", overall["documents"])
+    unpaired = report["unpaired"]
+    writer.metric("unpaired/expected_only", len(unpaired["expected_only"]))
+    writer.metric("unpaired/predicted_only", len(unpaired["predicted_only"]))
+
+    templates: dict[str, int] = {}
+    for entry in report["fields"]:
+        templates[entry["template"]] = templates.get(entry["template"], 0) + 1
+    for entry in report["fields"]:
+        shared = templates[entry["template"]] > 1
+        segment = keys.field(entry["template"], entry["method"] if shared else None)
+        _cell_metrics(writer, f"field/{segment}", entry["counts"], entry["metrics"])
+    for name, entry in report["classes"].items():
+        segment = keys.named("class", name)
+        _cell_metrics(writer, f"class/{segment}", entry["counts"], entry["metrics"])
+        writer.metric(legal_key(f"class/{segment}/macro_f1"), entry["macro_f1"])
+        writer.metric(legal_key(f"class/{segment}/documents"), entry["documents"])
+    for entry in report["lists"]:
+        segment = keys.segment("list", entry["template"], keys.field(entry["template"]))
+        for name in ("matched", "missed", "extra"):
+            writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
+
+    writer.tag("docevals.kind", "evaluation")
+    writer.tag("docevals.report_kind", "fields")
+    if verdict is not None:
+        writer.tag("docevals.verdict", verdict)
+    writer.tag("mlflow.note.content", fields_summary(report, verdict))
+
+    writer.json("report/report.json", report)
+    writer.text("report/report.md", markdown)
+    writer.text("report/dashboard.html", dashboard)
+    _fields_tables(writer, report)
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:
+    """The Markdown run description for a field comparison."""
+    overall = report["overall"]
+    metrics = overall["metrics"]
+    lines = [
+        f"**docevals field comparison**: {overall['documents']:,} documents, "
+        f"schema `{report['schema']['id']}`" + (f", verdict **{verdict}**" if verdict else ""),
+        "",
+        *table(
+            ["metric", "value"],
+            [
+                *((name, _format(metrics.get(name))) for name in METRIC_NAMES),
+                ("macro F1", _format(overall["macro_f1"])),
+            ],
+        ),
+    ]
+    worst = sorted(
+        (entry for entry in report["fields"] if entry["metrics"]["f1"] is not None),
+        key=lambda entry: entry["metrics"]["f1"],
+    )[:5]
+    if worst:
+        lines += ["", "Weakest fields:", ""]
+        lines += table(
+            ["field", "method", "F1"],
+            (
+                (entry["template"], entry["method"], _format(entry["metrics"]["f1"]))
+                for entry in worst
+            ),
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _text_value(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
+    import pandas as pd
+
+    documents = []
+    rows: list[dict[str, Any]] = []
+    for document in report["documents"]:
+        documents.append(
+            {
+                "document_id": document["id"],
+                "document_class": document["class"],
+                **document["counts"],
+                **document["metrics"],
+            }
+        )
+        for row in document.get("rows") or ():
+            rows.append(
+                {
+                    "document_id": document["id"],
+                    "document_class": document["class"],
+                    "path": row["path"],
+                    "template": row["template"],
+                    "method": row["method"],
+                    "threshold": row["threshold"],
+                    # Values are kept as text, so "0123" stays "0123" (Parquet keeps
+                    # strings); structured values are JSON.
+                    "expected": _text_value(row["expected"]),
+                    "actual": _text_value(row["actual"]),
+                    "score": row["score"],
+                    "outcome": row["outcome"],
+                    "matched": row["matched"],
+                    "confidence": row["confidence"],
+                    "discovered": row["discovered"],
+                    "reason": row["reason"],
+                }
+            )
+    writer.parquet("results/documents.parquet", pd.DataFrame(documents))
+    if rows:
+        writer.parquet("results/fields.parquet", pd.DataFrame(rows))
+
+
+def fields_dataset(expected_path: str | Path) -> tuple[DatasetInput, Any]:
+    """The ground-truth dataset of a field comparison: the expected file or folder.
+
+    The digest is the SHA-256 of the file's bytes (of every ``.json`` file's name and
+    bytes, for a folder), so the same ground truth always has the same digest.
+    """
+    import pandas as pd
+
+    path = Path(expected_path)
+    if path.is_dir():
+        parts = []
+        records = []
+        for file in sorted(path.glob("*.json")):
+            data = file.read_bytes()
+            parts.append(file.name.encode("utf-8") + b"\0" + data)
+            records.append({"file": file.name, "sha256": sha256_bytes(data)})
+        digest = sha256_bytes(b"\0".join(parts))
+        frame = pd.DataFrame(records, columns=["file", "sha256"])
+    else:
+        data = path.read_bytes()
+        digest = sha256_bytes(data)
+        frame = pd.DataFrame([{"file": path.name, "sha256": digest}])
+    dataset = DatasetInput(
+        name=path.stem or path.name,
+        digest=digest[:32],
+        source=path.name,
+        records="inputs/ground_truth.parquet",
+    )
+    return dataset, frame
+
+
+# --- case, pipeline and suite evaluations ------------------------------------------
+
+
+def _stage_reports(report: AnyEvaluation) -> list[EvaluationReport]:
+    if isinstance(report, PipelineEvaluationReport):
+        return list(report.stage_reports)
+    if isinstance(report, EvaluationReport):
+        return [report]
+    return []
+
+
+def layout_evaluation(
+    writer: BundleWriter,
+    report: AnyEvaluation,
+    *,
+    markdown: str,
+    dashboard: str,
+    stage_reports: Iterable[EvaluationReport] | None = None,
+) -> KeyMap:
+    """Fill ``writer`` with a case, pipeline or suite report.
+
+    A suite report holds no stage reports; pass them as ``stage_reports`` to get
+    per-operation params, ``results/cases.parquet`` and ``specs/operations.json``.
+    """
+    keys = KeyMap()
+    stages = list(stage_reports) if stage_reports is not None else _stage_reports(report)
+    suite = report if isinstance(report, SuiteReport) else build_suite_report([report])
+    writer.param("docevals.version", __version__)
+    if isinstance(report, PipelineEvaluationReport):
+        writer.param("pipeline.id", report.pipeline_id)
+    elif isinstance(report, EvaluationReport):
+        writer.param("case.id", report.case_id)
+    else:
+        writer.param("suite.id", report.suite_id)
+    _operation_params(writer, stages)
+
+    writer.metric("overall/cases", suite.case_count)
+    writer.metric("overall/stages", suite.stage_count)
+    for verdict in VERDICTS:
+        writer.metric(
+            f"overall/case_{verdict}_rate",
+            suite.case_verdict_counts[verdict] / suite.case_count if suite.case_count else None,
+        )
+    writer.metric("overall/human_review_rate", suite.human_review_rate)
+    for stage_id, summary in suite.stages.items():
+        segment = keys.named("stage", stage_id)
+        for name in ("pass_rate", "fail_rate", "uncertain_rate", "not_applicable_rate"):
+            writer.metric(legal_key(f"stage/{segment}/{name}"), getattr(summary, name))
+        writer.metric(legal_key(f"stage/{segment}/human_review_rate"), summary.human_review_rate)
+        for context in FAILURE_CONTEXTS:
+            writer.metric(
+                legal_key(f"stage/{segment}/failure/{context}"),
+                summary.failure_contexts[context] / summary.count,
+            )
+    for name, metric in suite.metrics.items():
+        segment = keys.named("metric", name)
+        writer.metric(legal_key(f"metric/{segment}/pass_rate"), metric.pass_rate)
+        writer.metric(legal_key(f"metric/{segment}/human_review_rate"), metric.human_review_rate)
+        writer.metric(legal_key(f"metric/{segment}/errors"), metric.error_count)
+        for score, value in metric.score_means.items():
+            writer.metric(legal_key(f"metric/{segment}/{score}"), value)
+    for name, value in suite.usage.items():
+        writer.metric(legal_key(f"usage/{name}"), value)
+
+    writer.tag("docevals.kind", "evaluation")
+    writer.tag("docevals.report_kind", report.kind)
+    if not isinstance(report, SuiteReport):
+        writer.tag("docevals.verdict", report.verdict)
+    writer.tag("mlflow.note.content", evaluation_summary(report, suite))
+
+    writer.json("report/report.json", report.model_dump(mode="json"))
+    writer.text("report/report.md", markdown)
+    writer.text("report/dashboard.html", dashboard)
+    if stages:
+        _cases_table(writer, stages)
+        writer.json("specs/operations.json", operations_document(stages))
+        _ground_truth_dataset(writer, report, stages)
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def _operation_params(writer: BundleWriter, stages: list[EvaluationReport]) -> None:
+    values: dict[str, set[str]] = {}
+    for stage in stages:
+        fp = stage.fingerprints
+        prefix = f"op.{legal_key(stage.operation).replace('/', '_')}"
+        for suffix, value in (
+            ("spec_id", fp.operation_spec_id),
+            ("version", fp.operation_spec_version),
+            ("action_sha256", fp.action_instruction_sha256),
+            ("eval_spec_sha256", fp.evaluation_spec_sha256),
+            ("eval_spec_status", fp.evaluation_spec_status),
+            ("operation_spec_sha256", fp.operation_spec_sha256),
+        ):
+            if value is not None:
+                values.setdefault(f"{prefix}.{suffix}", set()).add(value)
+    for key, seen in sorted(values.items()):
+        # Stages of one operation normally share their spec; if not, the param says
+        # so and specs/operations.json holds every variant.
+        writer.param(key, next(iter(seen)) if len(seen) == 1 else f"mixed ({len(seen)} variants)")
+
+
+def operations_document(stages: Iterable[EvaluationReport]) -> dict[str, Any]:
+    """``specs/operations.json``: full prompt and spec texts per operation, for diffs."""
+    operations: dict[str, dict[str, Any]] = {}
+    for stage in stages:
+        entry = operations.setdefault(stage.operation, {"variants": {}})
+        variant = {
+            "operation_spec_id": stage.fingerprints.operation_spec_id,
+            "operation_spec_version": stage.fingerprints.operation_spec_version,
+            "action_instruction": stage.action_instruction,
+            "evaluation_spec": (
+                stage.evaluation_spec.model_dump(mode="json") if stage.evaluation_spec else None
+            ),
+            "rubric": stage.rubric,
+            "judge_instruction": stage.judge_instruction,
+            "judge_instruction_mode": stage.judge_instruction_mode,
+            "fingerprints": stage.fingerprints.model_dump(mode="json"),
+        }
+        key = stage.fingerprints.operation_spec_sha256
+        stored = entry["variants"].setdefault(key, {**variant, "stages": []})
+        stored["stages"].append({"case_id": stage.case_id, "stage_id": stage.stage_id})
+    return {"package_version": __version__, "operations": operations}
+
+
+def _cases_table(writer: BundleWriter, stages: list[EvaluationReport]) -> None:
+    import pandas as pd
+
+    rows = []
+    for stage in stages:
+        row: dict[str, Any] = {
+            "case_id": stage.case_id,
+            "stage_id": stage.stage_id,
+            "operation": stage.operation,
+            "verdict": stage.verdict,
+            "failure_context": stage.failure_context,
+            "requires_human_review": stage.requires_human_review,
+            "upstream_failed": ",".join(
+                name for name, verdict in stage.upstream_verdicts.items() if verdict == "fail"
+            ),
+        }
+        for result in stage.metric_results:
+            row[f"{result.name}.verdict"] = result.verdict
+            for score, value in result.scores.items():
+                row[f"{result.name}.{score}"] = value
+        rows.append(row)
+    writer.parquet("results/cases.parquet", pd.DataFrame(rows))
+
+
+def _ground_truth_dataset(
+    writer: BundleWriter, report: AnyEvaluation, stages: list[EvaluationReport]
+) -> None:
+    import pandas as pd
+
+    records = [
+        {
+            "case_id": stage.case_id,
+            "stage_id": stage.stage_id,
+            "reference_id": reference.id,
+            "path": Path(reference.path).name,
+            "sha256": reference.sha256,
+        }
+        for stage in stages
+        for reference in stage.reference_summary
+        if reference.authority == "ground_truth"
+    ]
+    if not records:
+        return
+    if isinstance(report, PipelineEvaluationReport):
+        name = report.pipeline_id
+    elif isinstance(report, EvaluationReport):
+        name = report.case_id
+    else:
+        name = report.suite_id
+    dataset = DatasetInput(
+        name=f"{name}-ground-truth",
+        digest=sha256_json(sorted((r["reference_id"], r["sha256"] or "") for r in records))[:32],
+        source=name,
+        records="inputs/ground_truth.parquet",
+    )
+    writer.dataset(dataset, pd.DataFrame(records))
+
+
+def evaluation_summary(report: AnyEvaluation, suite: SuiteReport) -> str:
+    """The Markdown run description for a case, pipeline or suite evaluation."""
+    if isinstance(report, PipelineEvaluationReport):
+        head = f"**docevals pipeline** `{report.pipeline_id}`: verdict **{report.verdict}**"
+    elif isinstance(report, EvaluationReport):
+        head = (
+            f"**docevals case** `{report.case_id}` / `{report.stage_id}`: verdict "
+            f"**{report.verdict}** ({report.failure_context})"
+        )
+    else:
+        head = f"**docevals suite** `{report.suite_id}`: {suite.case_count} cases"
+    lines = [head, ""]
+    lines += table(
+        ["stage", "evaluated", "pass", "fail", "uncertain", "attribution"],
+        (
+            (
+                stage_id,
+                summary.count,
+                f"{summary.pass_rate:.0%}",
+                f"{summary.fail_rate:.0%}",
+                f"{summary.uncertain_rate:.0%}",
+                ", ".join(
+                    f"{context}: {count}"
+                    for context, count in summary.failure_contexts.items()
+                    if count and context != "none"
+                )
+                or "none",
+            )
+            for stage_id, summary in suite.stages.items()
+        ),
+    )
+    return "\n".join(lines) + "\n"
