@@ -3,7 +3,8 @@ extensions, and schema inference from ground-truth documents.
 
 * :mod:`.idp` imports the IDP configuration format (``classes → attributes``).
 * :mod:`.json_schema` imports JSON Schema with ``x-aws-idp-evaluation-*`` and
-  ``x-aws-stickler-*`` evaluation extensions.
+  ``x-aws-stickler-*`` evaluation extensions; :mod:`.json_refs` resolves its ``$ref`` s
+  and nullable forms, :mod:`.json_rules` reads the extension keys.
 * :mod:`.inference` infers a class schema from ground-truth documents (the IDP rules).
 * :mod:`.common` holds the helpers and constants they share.
 

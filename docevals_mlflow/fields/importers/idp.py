@@ -220,20 +220,25 @@ def _idp_attribute(attribute: Mapping[str, Any], where: _Where, path: str) -> Fi
 
     if method == "HUNGARIAN":
         return _idp_scalar_list(method, comparator, threshold, where, path, description, None)
-    tolerance_or_score = (
-        None
-        if threshold is None
-        else _number(
-            threshold,
-            where,
-            path,
-            "evaluation_threshold",
-            # For NUMERIC_EXACT the threshold is an absolute tolerance, not a score.
-            high=None if method == "NUMERIC_EXACT" else 1.0,
-        )
-    )
+    tolerance_or_score = _idp_threshold(threshold, method, where, path)
     return _scalar_spec(
         method, tolerance_or_score, where, path, "evaluation_threshold", description=description
+    )
+
+
+def _idp_threshold(
+    threshold: Any, method: _AnyMethod | None, where: _Where, path: str
+) -> float | None:
+    """``evaluation_threshold`` as a number for ``method``, or ``None`` when it is absent."""
+    if threshold is None:
+        return None
+    return _number(
+        threshold,
+        where,
+        path,
+        "evaluation_threshold",
+        # For NUMERIC_EXACT the threshold is an absolute tolerance, not a score.
+        high=None if method == "NUMERIC_EXACT" else 1.0,
     )
 
 
@@ -285,17 +290,7 @@ def _idp_scalar_list(
         item_threshold = score if item_method == "FUZZY" else None
     else:
         item_method = method
-        item_threshold = (
-            None
-            if threshold is None
-            else _number(
-                threshold,
-                where,
-                path,
-                "evaluation_threshold",
-                high=None if method == "NUMERIC_EXACT" else 1.0,
-            )
-        )
+        item_threshold = _idp_threshold(threshold, method, where, path)
     items = _scalar_spec(
         item_method,
         item_threshold,
