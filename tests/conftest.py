@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 import uuid
@@ -11,6 +12,14 @@ from pathlib import Path
 import pytest
 
 ModuleWriter = Callable[[Path, str], str]
+
+
+@pytest.fixture(autouse=True)
+def _no_mlflow_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Commands log to MLflow by default; tests that check tracking opt back in with
+    # the `mlflow_store` fixture, the rest must not create stores in the work tree.
+    monkeypatch.setenv("DOCEVALS_NO_MLFLOW", "1")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
 
 
 @pytest.fixture
@@ -37,3 +46,28 @@ def checks_module(isolated_sys_path: None) -> Iterator[ModuleWriter]:
     yield write
     for name in names:
         sys.modules.pop(name, None)
+
+
+@pytest.fixture(scope="session")
+def _mlflow_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated, empty SQLite store, created once (migrations take seconds)."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def mlflow_store(_mlflow_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh temporary SQLite tracking store, used by default (URI returned).
+
+    The working directory moves to ``tmp_path`` so that artifacts land there too.
+    """
+    store = tmp_path / "mlflow.db"
+    shutil.copy(_mlflow_template, store)
+    uri = f"sqlite:///{store}"
+    monkeypatch.delenv("DOCEVALS_NO_MLFLOW", raising=False)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.chdir(tmp_path)
+    return uri

@@ -105,7 +105,6 @@ def log_bundle(
     bundle, artifacts = read_bundle(directory)
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
-    import mlflow
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
@@ -136,7 +135,7 @@ def log_bundle(
             client.log_batch(run_id, metrics=part)
         if artifacts.is_dir():
             client.log_artifacts(run_id, str(artifacts))
-        _log_inputs(mlflow, client, run_id, bundle, artifacts)
+        _log_inputs(client, run_id, bundle, artifacts)
         client.set_terminated(run_id)
     except MlflowException as exc:
         raise TrackingError(f"MLflow refused the run: {exc.message}", source=uri) from None
@@ -156,22 +155,30 @@ def _check_params(existing: dict[str, str], bundle: RunBundle) -> None:
         )
 
 
-def _log_inputs(mlflow: Any, client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
+def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
     if not bundle.inputs:
         return
+    import json
+
     import pandas as pd
-    from mlflow.entities import DatasetInput as MlflowDatasetInput
-    from mlflow.entities import InputTag
+    from mlflow.entities import Dataset, DatasetInput, InputTag
 
     entries = []
     for dataset in bundle.inputs:
         frame = pd.read_parquet(artifacts / dataset.records)
-        logged = mlflow.data.from_pandas(
-            frame, source=dataset.source, name=dataset.name, digest=dataset.digest
+        # The entity is built directly: resolving a source from a plain name makes
+        # MLflow guess (and warn) about which kind of source it is.
+        entity = Dataset(
+            name=dataset.name,
+            digest=dataset.digest,
+            source_type="local",
+            source=json.dumps({"uri": dataset.source}),
+            schema=json.dumps({"columns": [str(column) for column in frame.columns]}),
+            profile=json.dumps({"num_rows": len(frame)}),
         )
         tags = [InputTag(key="mlflow.data.context", value=dataset.context)]
         tags += [InputTag(key=key, value=value) for key, value in dataset.tags.items()]
-        entries.append(MlflowDatasetInput(dataset=logged._to_mlflow_entity(), tags=tags))
+        entries.append(DatasetInput(dataset=entity, tags=tags))
     client.log_inputs(run_id, datasets=entries)
 
 

@@ -1,0 +1,62 @@
+"""The ``docevals`` command (also ``python -m docevals_mlflow``).
+
+Exit codes: 0 success; 1 an evaluation reached the ``--fail-on`` level, or a
+``--fail-under``/``--fail-over`` threshold was breached (CI gating); 2 bad input or
+usage. Expected errors print one line to stderr, never a traceback. Evaluations are
+logged as MLflow runs unless ``--no-mlflow`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.cli import cases, fields, runs
+from docevals_mlflow.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    Parser,
+)
+from docevals_mlflow.cli.fields import FAIL_OVER_METRICS, FAIL_UNDER_METRICS
+from docevals_mlflow.errors import DocEvalsError
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BELOW_THRESHOLD",
+    "EXIT_OK",
+    "FAIL_OVER_METRICS",
+    "FAIL_UNDER_METRICS",
+    "build_parser",
+    "main",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``docevals`` command."""
+    parser = Parser(
+        prog="docevals",
+        description="Evaluate document-AI outputs (cases, pipelines, field extraction) "
+        "and log them as MLflow runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"docevals-mlflow {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in (cases, fields, runs):
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except DocEvalsError as exc:
+        print(f"docevals: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("docevals: interrupted", file=sys.stderr)
+        return 130
+    return code

@@ -1,0 +1,217 @@
+"""``evaluate-case``, ``evaluate-pipeline`` and ``suite``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.cli.common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    FAILING,
+    add_fail_on,
+    add_output_options,
+    add_tracking_options,
+    log_evaluation,
+)
+from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
+from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.core.literals import Authority
+from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
+from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.evaluation.config import load_pipeline_config
+from docevals_mlflow.evaluation.evaluator import Evaluator
+from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.suite import build_suite_report
+from docevals_mlflow.reports.files import AnyReport, load_report, render_markdown, write_report
+
+
+def register(commands: Any) -> None:
+    """Add the three subcommands."""
+    case = commands.add_parser(
+        "evaluate-case",
+        help="evaluate one prediction against evidence and ground truth",
+        description="Evaluate one JSON prediction with deterministic metrics against "
+        "ground-truth files (JSON, CSV/TSV path tables). Evidence files (PDF, images, "
+        "text) are recorded; judging them needs an LLM judge.",
+    )
+    case.add_argument("--prediction", required=True, type=Path, help="prediction JSON file")
+    case.add_argument("--evidence", action="append", default=[], type=Path, metavar="FILE")
+    case.add_argument("--ground-truth", action="append", default=[], type=Path, metavar="FILE")
+    case.add_argument(
+        "--generated",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a provisional AI-generated reference (used only without ground truth)",
+    )
+    case.add_argument("--case-id", help="defaults to the prediction file name")
+    case.add_argument("--stage-id", default="output")
+    case.add_argument("--operation", default="generic")
+    case.add_argument("--rubric", help="the success rule for this operation")
+    case.add_argument("--relative-tolerance", type=float, default=1e-6)
+    case.add_argument("--absolute-tolerance", type=float, default=1e-6)
+    case.add_argument("--case-sensitive", action="store_true", help="compare text with case")
+    add_output_options(case)
+    add_fail_on(case)
+    add_tracking_options(case)
+    case.set_defaults(handler=lambda args: _run(args, _evaluate_case(args)))
+
+    pipeline = commands.add_parser(
+        "evaluate-pipeline",
+        help="evaluate a multi-stage pipeline described in a JSON/YAML file",
+    )
+    pipeline.add_argument("config", type=Path, help="pipeline configuration (.json, .yaml)")
+    pipeline.add_argument("--checkpoint-dir", type=Path, help="reuse and write stage checkpoints")
+    pipeline.add_argument(
+        "--checkpoint-context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting that invalidates checkpoints when it changes (repeatable)",
+    )
+    add_output_options(pipeline)
+    add_fail_on(pipeline)
+    add_tracking_options(pipeline)
+    pipeline.set_defaults(handler=lambda args: _run(args, _evaluate_pipeline(args)))
+
+    suite = commands.add_parser("suite", help="aggregate case and pipeline reports")
+    suite.add_argument("reports", nargs="+", type=Path, help="report JSON files")
+    suite.add_argument("--suite-id", default="suite")
+    add_output_options(suite)
+    add_tracking_options(suite)
+    suite.set_defaults(handler=_run_suite)
+
+
+def _unique_id(stem: str, taken: set[str]) -> str:
+    candidate, number = stem, 2
+    while candidate in taken:
+        candidate, number = f"{stem}-{number}", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _references(args: argparse.Namespace) -> list[ReferenceArtifact]:
+    taken: set[str] = set()
+    groups: list[tuple[Authority, list[Path]]] = [
+        ("evidence", args.evidence),
+        ("ground_truth", args.ground_truth),
+        ("generated", args.generated),
+    ]
+    return [
+        artifact_from_path(path, authority=authority, artifact_id=_unique_id(path.stem, taken))
+        for authority, paths in groups
+        for path in paths
+    ]
+
+
+def _evaluate_case(args: argparse.Namespace) -> EvaluationReport:
+    if not args.prediction.is_file():
+        raise InputFileNotFoundError("prediction file not found", source=str(args.prediction))
+    prediction = load_json_file(args.prediction)
+    references = _references(args)
+    if not references:
+        raise InputError(
+            "nothing to evaluate against",
+            expected="at least one --evidence, --ground-truth or --generated file",
+        )
+    fields: dict[str, Any] = {}
+    if args.rubric:
+        fields["rubric"] = args.rubric
+    case = EvaluationCase(
+        case_id=args.case_id or args.prediction.stem,
+        stage_id=args.stage_id,
+        operation=args.operation,
+        prediction=prediction,
+        references=references,
+        **fields,
+    )
+    metric = ExactStructuredMetric(
+        args.relative_tolerance, args.absolute_tolerance, case_sensitive=args.case_sensitive
+    )
+    return Evaluator([metric]).evaluate(case)
+
+
+def _context(pairs: Sequence[str]) -> dict[str, str]:
+    context: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--checkpoint-context {pair!r}", expected="KEY=VALUE")
+        context[key] = value
+    return context
+
+
+def _evaluate_pipeline(args: argparse.Namespace) -> PipelineEvaluationReport:
+    pipeline, evaluator = load_pipeline_config(args.config)
+    return evaluator.evaluate(
+        pipeline,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_context=_context(args.checkpoint_context),
+    )
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    reports: list[EvaluationReport | PipelineEvaluationReport] = []
+    for path in args.reports:
+        report = load_report(path)
+        if not isinstance(report, (EvaluationReport, PipelineEvaluationReport)):
+            raise InputError("a suite report cannot be part of a suite", source=str(path))
+        reports.append(report)
+    suite = build_suite_report(reports, suite_id=args.suite_id)
+    stages = [
+        stage
+        for report in reports
+        for stage in (
+            report.stage_reports if isinstance(report, PipelineEvaluationReport) else [report]
+        )
+    ]
+    return _run(args, suite, stages=stages)
+
+
+def summary_line(report: AnyReport) -> str:
+    """The one-line result of a case, pipeline or suite evaluation."""
+    if isinstance(report, EvaluationReport):
+        return f"verdict: {report.verdict} (failure context: {report.failure_context})"
+    if isinstance(report, PipelineEvaluationReport):
+        stages = ", ".join(
+            f"{s.stage_id}={s.verdict}/{s.failure_context}" for s in report.stage_reports
+        )
+        return f"verdict: {report.verdict} ({stages})"
+    counts = ", ".join(
+        f"{verdict}={count}" for verdict, count in report.case_verdict_counts.items()
+    )
+    return f"cases: {report.case_count} ({counts})"
+
+
+def _run(
+    args: argparse.Namespace,
+    report: AnyReport,
+    *,
+    stages: list[EvaluationReport] | None = None,
+) -> int:
+    write_report(report, args.output, args.markdown)
+    print(summary_line(report))
+    print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+
+    def build(writer: Any) -> None:
+        from docevals_mlflow.reports.dashboard import render_evaluation_dashboard
+        from docevals_mlflow.tracking.layout import layout_evaluation
+
+        layout_evaluation(
+            writer,
+            report,
+            markdown=render_markdown(report),
+            dashboard=render_evaluation_dashboard(report),
+            stage_reports=stages,
+        )
+
+    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    verdict = getattr(report, "verdict", None)
+    if verdict in FAILING.get(getattr(args, "fail_on", "never"), set()):
+        return EXIT_BELOW_THRESHOLD
+    return EXIT_OK

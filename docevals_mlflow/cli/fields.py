@@ -1,0 +1,181 @@
+"""``docevals fields``: many documents compared field by field with ground truth."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.cli.common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    add_output_options,
+    add_tracking_options,
+    log_evaluation,
+)
+from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields.batch import compare_documents
+from docevals_mlflow.fields.inputs import pair_records
+from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.reports.fields_markdown import render_fields_markdown
+
+FAIL_UNDER_METRICS = ("precision", "recall", "f1", "accuracy", "macro_f1")
+"""Metrics ``docevals fields --fail-under`` accepts (higher is better)."""
+FAIL_OVER_METRICS = ("far", "fdr")
+"""Metrics ``docevals fields --fail-over`` accepts (lower is better)."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``fields`` subcommand."""
+    fields = commands.add_parser(
+        "fields",
+        help="compare extracted fields of many documents with ground truth",
+        description="Compare predicted documents with expected ones field by field "
+        "(TP/FA/FD/FN/TN per leaf, precision, recall, F1, FAR, FDR). Inputs are JSON Lines "
+        'files of {"id", "class"?, "data", "confidence"?, "explainability_info"?} records '
+        "or folders of <id>.json files; documents are paired by id.",
+    )
+    fields.add_argument(
+        "--schema", type=Path, help="schema (.json, .yaml); without it every field is inferred"
+    )
+    fields.add_argument("--expected", required=True, type=Path, help="ground truth (file/folder)")
+    fields.add_argument("--predicted", required=True, type=Path, help="predictions (file/folder)")
+    add_output_options(fields)
+    fields.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help=f"exit 1 when an overall metric is below VALUE or undefined; METRIC is one of "
+        f"{', '.join(FAIL_UNDER_METRICS)} (repeatable)",
+    )
+    fields.add_argument(
+        "--fail-over",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help=f"exit 1 when an overall rate is above VALUE or undefined; METRIC is one of "
+        f"{', '.join(FAIL_OVER_METRICS)} (repeatable)",
+    )
+    fields.add_argument(
+        "--no-rows",
+        action="store_true",
+        help="keep per-document cells only, not one row per attribute (less memory)",
+    )
+    add_tracking_options(fields)
+    fields.set_defaults(handler=run)
+
+
+def _thresholds(option: str, pairs: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in allowed:
+            raise InputError(
+                f"{option} {pair!r}",
+                expected=f"METRIC=VALUE with METRIC one of {', '.join(allowed)}",
+            )
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        # Every metric here lies in [0, 1]; a value outside it is a typo (say, 90 for 0.9)
+        # that would otherwise pass or fail every run silently.
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"{option} {pair!r}", expected="a VALUE between 0 and 1")
+        if name in thresholds:
+            raise InputError(f"{option} {name} given twice", expected="one threshold per metric")
+        thresholds[name] = value
+    return thresholds
+
+
+def _overall_value(report: dict[str, Any], metric: str) -> float | None:
+    overall = report["overall"]
+    value = overall["macro_f1"] if metric == "macro_f1" else overall["metrics"][metric]
+    return None if value is None else float(value)
+
+
+def _breaches(report: dict[str, Any], under: dict[str, float], over: dict[str, float]) -> list[str]:
+    breaches = []
+    for metric, limit in under.items():
+        value = _overall_value(report, metric)
+        if value is None:
+            breaches.append(f"{metric} is undefined (required at least {limit:g})")
+        elif value < limit:
+            breaches.append(f"{metric} {value:.4f} is below {limit:g}")
+    for metric, limit in over.items():
+        value = _overall_value(report, metric)
+        if value is None:
+            breaches.append(f"{metric} is undefined (required at most {limit:g})")
+        elif value > limit:
+            breaches.append(f"{metric} {value:.4f} is above {limit:g}")
+    return breaches
+
+
+def _fields_summary(report: dict[str, Any]) -> str:
+    def shown(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.4f}"
+
+    metrics = report["overall"]["metrics"]
+    unpaired = report["unpaired"]
+    return (
+        f"documents: {report['overall']['documents']}; micro precision "
+        f"{shown(metrics['precision'])}, recall {shown(metrics['recall'])}, "
+        f"F1 {shown(metrics['f1'])}; macro F1 {shown(report['overall']['macro_f1'])}; "
+        f"unpaired: {len(unpaired['expected_only'])} expected only, "
+        f"{len(unpaired['predicted_only'])} predicted only"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, write the reports, log the run, and gate on thresholds."""
+    # Thresholds first: a typo in them should not cost a whole comparison run.
+    under = _thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
+    over = _thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
+    schema = DocumentSchema.load(args.schema) if args.schema is not None else None
+    # Both unpaired lists are complete here (pair_records indexes both sides first),
+    # which compare_documents needs since it takes them before the pairs.
+    pairs, expected_only, predicted_only = pair_records(args.expected, args.predicted)
+    batch = compare_documents(
+        pairs,
+        schema,
+        keep_rows=not args.no_rows,
+        expected_only=expected_only,
+        predicted_only=predicted_only,
+    )
+    report = batch.to_report()
+    # Render everything before writing anything, so a failure leaves old files as they were.
+    json_text = json.dumps(report, ensure_ascii=False, indent=1, default=str) + "\n"
+    markdown_text = render_fields_markdown(report) if args.markdown is not None else None
+    atomic_write_text(args.output, json_text)
+    if args.markdown is not None and markdown_text is not None:
+        atomic_write_text(args.markdown, markdown_text)
+    print(_fields_summary(report))
+    print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+    breaches = _breaches(report, under, over)
+
+    def build(writer: Any) -> None:
+        from docevals_mlflow.reports.dashboard import render_fields_dashboard
+        from docevals_mlflow.tracking.layout import fields_dataset, layout_fields
+
+        layout_fields(
+            writer,
+            report,
+            markdown=markdown_text if markdown_text is not None else render_fields_markdown(report),
+            dashboard=render_fields_dashboard(report),
+            verdict=("fail" if breaches else "pass") if under or over else None,
+        )
+        if schema is not None:
+            writer.text("specs/schema.json", schema.model_dump_json(indent=1))
+        writer.dataset(*fields_dataset(args.expected))
+
+    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    for breach in breaches:
+        print(f"docevals: threshold: {breach}", file=sys.stderr)
+    return EXIT_BELOW_THRESHOLD if breaches else EXIT_OK

@@ -1,0 +1,235 @@
+"""Logging evaluations as MLflow runs, against temporary SQLite stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from docevals_mlflow import (
+    DocumentSchema,
+    EvaluationCase,
+    EvaluationSpec,
+    ExactStructuredMetric,
+    FunctionMetric,
+    OperationSpec,
+    PipelineCase,
+    PipelineEvaluator,
+    artifact_from_value,
+    compare_documents,
+)
+from docevals_mlflow.tracking.bundle import BundleWriter, read_bundle
+from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
+from docevals_mlflow.tracking.runs import (
+    TrackingError,
+    TrackingUnavailableError,
+    log_bundle,
+    resolve_tracking_uri,
+)
+
+SCHEMA = DocumentSchema.model_validate(
+    {
+        "schema_id": "invoices",
+        "classes": [
+            {
+                "name": "Invoice",
+                "fields": {
+                    "number": {"method": "EXACT"},
+                    "total": {"method": "NUMERIC_EXACT", "threshold": 0.01},
+                    "lines": {"items": {"fields": {"sku": {"method": "EXACT"}}}},
+                },
+            }
+        ],
+    }
+)
+DOCUMENTS = [
+    {
+        "id": "a",
+        "class": "Invoice",
+        "expected": {"number": "1", "total": "10.00", "lines": [{"sku": "X"}]},
+        "predicted": {"number": "1", "total": 10, "lines": [{"sku": "X"}]},
+    },
+    {
+        "id": "b",
+        "class": "Invoice",
+        "expected": {"number": "2", "total": "5.00", "lines": [{"sku": "Y"}, {"sku": "Z"}]},
+        "predicted": {"number": "3", "lines": [{"sku": "Z"}]},
+    },
+]
+
+
+def fields_bundle(tmp_path: Path) -> Path:
+    report = compare_documents(DOCUMENTS, SCHEMA).to_report()
+    writer = BundleWriter(run_name="fields-test")
+    layout_fields(writer, report, markdown="# report\n", dashboard="<html></html>")
+    return writer.write(tmp_path / "bundle")
+
+
+def test_default_uri_is_a_local_sqlite_file(monkeypatch, tmp_path):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert resolve_tracking_uri() == f"sqlite:///{tmp_path.as_posix()}/mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:1")
+    assert resolve_tracking_uri() == "http://127.0.0.1:1"
+    assert resolve_tracking_uri("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_field_run_layout(mlflow_store, tmp_path):
+    logged = log_bundle(fields_bundle(tmp_path), experiment="layout")
+    client = MlflowClient(mlflow_store)
+    run = client.get_run(logged.run_id)
+    params, metrics, tags = run.data.params, run.data.metrics, run.data.tags
+    assert params["schema.id"] == "invoices"
+    assert params["schema.sha256"] == SCHEMA.sha256
+    assert "docevals.version" in params
+    # a: 3 TP. b: number FD, total FN, lines paired Z/Z TP, Y missed FN.
+    assert metrics["overall/tp"] == 4
+    assert metrics["overall/fd"] == 1
+    assert metrics["overall/fn"] == 2
+    assert metrics["overall/documents"] == 2
+    assert metrics["field/number/fd"] == 1
+    assert metrics["field/total/f1"] == pytest.approx(2 / 3)
+    assert metrics["field/lines.sku/tp"] == 2
+    assert metrics["class/Invoice/macro_f1"] == pytest.approx((1.0 + 0.4) / 2)
+    assert metrics["list/lines/missed"] == 1
+    assert "field/number/far" not in metrics  # undefined (no FA, no TN): not logged as 0
+    assert tags["docevals.kind"] == "evaluation"
+    assert tags["docevals.report_kind"] == "fields"
+    assert tags["mlflow.note.content"].startswith("**docevals field comparison**")
+    assert run.info.run_name == "fields-test"
+    assert run.info.status == "FINISHED"
+    paths = {item.path for item in client.list_artifacts(logged.run_id, "report")}
+    assert paths == {"report/report.json", "report/report.md", "report/dashboard.html"}
+    index = json.loads(
+        Path(
+            client.download_artifacts(logged.run_id, "metrics_index.json", str(tmp_path))
+        ).read_text(encoding="utf-8")
+    )
+    assert index["field"]["lines.sku"] == "$.lines[].sku"
+    rows = pd.read_parquet(
+        client.download_artifacts(logged.run_id, "results/fields.parquet", str(tmp_path))
+    )
+    assert len(rows) == 7
+    assert set(rows["outcome"]) == {"TP", "FD", "FN"}
+
+
+def test_values_keep_their_text_in_parquet(mlflow_store, tmp_path):
+    documents = [{"id": "z", "expected": {"code": "0123"}, "predicted": {"code": "0123"}}]
+    writer = BundleWriter()
+    layout_fields(
+        writer,
+        compare_documents(documents).to_report(),
+        markdown="",
+        dashboard="",
+    )
+    bundle = writer.write(tmp_path / "b")
+    rows = pd.read_parquet(bundle / "artifacts" / "results" / "fields.parquet")
+    assert rows["expected"].tolist() == ["0123"]
+
+
+def test_long_params_go_to_artifacts_with_their_hash(tmp_path):
+    writer = BundleWriter()
+    writer.param("op.x.action", "a" * 7000)
+    assert writer.bundle.params["op.x.action"].startswith("sha256:")
+    assert writer.files["params/op.x.action.txt"] == b"a" * 7000
+
+
+def pipeline_report():
+    spec = OperationSpec(
+        spec_id="totals",
+        operation="sum",
+        version="2",
+        action_instruction="Add the lines.",
+        evaluation_spec=EvaluationSpec(spec_id="totals-eval", objective="o", criteria=["c"]),
+    )
+    extract = EvaluationCase(
+        case_id="inv-1",
+        stage_id="extract",
+        operation="extract",
+        prediction={"total": 3},
+        references=[artifact_from_value({"total": 4}, authority="ground_truth", artifact_id="gt")],
+    )
+    total = EvaluationCase(
+        case_id="inv-1",
+        stage_id="sum",
+        operation="sum",
+        input_data={"total": 3},
+        prediction={"sum": 3},
+        depends_on=["extract"],
+    )
+    return PipelineEvaluator(
+        operation_metrics={
+            "extract": [ExactStructuredMetric()],
+            "sum": [FunctionMetric("check", lambda case: True)],
+        },
+        operation_specs=[spec],
+    ).evaluate(PipelineCase(pipeline_id="inv-1", stages=[extract, total]))
+
+
+def test_pipeline_run_layout(mlflow_store, tmp_path):
+    report = pipeline_report()
+    writer = BundleWriter(run_name="pipeline")
+    layout_evaluation(writer, report, markdown="# p\n", dashboard="<html></html>")
+    logged = log_bundle(writer.write(tmp_path / "bundle"))
+    client = MlflowClient(mlflow_store)
+    run = client.get_run(logged.run_id)
+    params, metrics, tags = run.data.params, run.data.metrics, run.data.tags
+    assert params["pipeline.id"] == "inv-1"
+    assert params["op.sum.spec_id"] == "totals"
+    assert params["op.sum.version"] == "2"
+    assert params["op.sum.eval_spec_status"] == "draft"
+    assert metrics["stage/extract/fail_rate"] == 1.0
+    assert metrics["stage/extract/failure/current_stage"] == 1.0
+    assert metrics["stage/sum/failure/upstream"] == 1.0
+    assert metrics["metric/exact_structured/field_accuracy"] == 0.0
+    assert tags["docevals.verdict"] == "fail"
+    assert tags["docevals.report_kind"] == "pipeline"
+    operations = json.loads(
+        Path(
+            client.download_artifacts(logged.run_id, "specs/operations.json", str(tmp_path))
+        ).read_text(encoding="utf-8")
+    )
+    (variant,) = operations["operations"]["sum"]["variants"].values()
+    assert variant["action_instruction"] == "Add the lines."
+    inputs = run.inputs.dataset_inputs
+    assert [entry.dataset.name for entry in inputs] == ["inv-1-ground-truth"]
+    assert {tag.key: tag.value for tag in inputs[0].tags}["mlflow.data.context"] == "ground_truth"
+
+
+def test_reusing_a_run_with_different_params_is_refused(mlflow_store, tmp_path):
+    bundle = fields_bundle(tmp_path)
+    logged = log_bundle(bundle)
+    again = log_bundle(bundle, run_id=logged.run_id)  # same params: fine
+    assert again.run_id == logged.run_id
+    manifest, _ = read_bundle(bundle)
+    manifest.params["schema.sha256"] = "different"
+    (bundle / "run.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    with pytest.raises(TrackingError, match=r"schema\.sha256"):
+        log_bundle(bundle, run_id=logged.run_id)
+    params = MlflowClient(mlflow_store).get_run(logged.run_id).data.params
+    assert params["schema.sha256"] == SCHEMA.sha256
+
+
+def test_unreachable_server_fails_fast(tmp_path):
+    with pytest.raises(TrackingUnavailableError, match="unreachable"):
+        log_bundle(fields_bundle(tmp_path), tracking_uri="http://127.0.0.1:9")
+
+
+def test_logging_costs_a_constant_number_of_calls(mlflow_store, tmp_path, monkeypatch):
+    """The number of store calls does not grow with the number of metrics."""
+    calls = []
+    original = MlflowClient.log_batch
+
+    def counting(self, *args, **kwargs):
+        calls.append(len(kwargs.get("metrics", ())))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MlflowClient, "log_batch", counting)
+    writer = BundleWriter()
+    for index in range(900):
+        writer.metric(f"field/f{index}/f1", index / 900)
+    log_bundle(writer.write(tmp_path / "b"))
+    assert calls == [900]  # one batch: 900 metrics < the store's 1,000 per batch
