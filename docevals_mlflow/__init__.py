@@ -50,6 +50,13 @@ from docevals_mlflow.fields.counts import Counts
 from docevals_mlflow.fields.report import FieldsReport
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 from docevals_mlflow.reports.files import load_report, write_report
+from docevals_mlflow.tracking.api import log_evaluation_report, log_field_comparison
+from docevals_mlflow.tracking.runs import (
+    LoggedRun,
+    TrackingError,
+    TrackingUnavailableError,
+    log_bundle,
+)
 from docevals_mlflow.reports.markdown import (
     render_case_markdown,
     render_pipeline_markdown,
@@ -82,6 +89,7 @@ __all__ = [
     "FunctionMetric",
     "InputError",
     "InputFileNotFoundError",
+    "LoggedRun",
     "Metric",
     "MetricError",
     "MetricResult",
@@ -99,6 +107,8 @@ __all__ = [
     "SpecFingerprints",
     "StageSummary",
     "SuiteReport",
+    "TrackingError",
+    "TrackingUnavailableError",
     "__version__",
     "artifact_from_path",
     "artifact_from_value",
@@ -110,6 +120,9 @@ __all__ = [
     "failure_context",
     "format_path",
     "load_report",
+    "log_bundle",
+    "log_evaluation_report",
+    "log_field_comparison",
     "parse_path",
     "render_case_markdown",
     "render_pipeline_markdown",

@@ -6,6 +6,7 @@ Does not import mlflow; :mod:`docevals_mlflow.tracking.runs` logs what this buil
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
         writer.parquet("results/fields.parquet", pd.DataFrame(rows))
 
 
-def fields_dataset(expected_path: str | Path) -> tuple[DatasetInput, Any]:
+def fields_dataset(expected_path: str | os.PathLike[str]) -> tuple[DatasetInput, Any]:
     """The ground-truth dataset of a field comparison: the expected file or folder.
 
     The digest is the SHA-256 of the file's bytes (of every ``.json`` file's name and

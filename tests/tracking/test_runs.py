@@ -233,3 +233,37 @@ def test_logging_costs_a_constant_number_of_calls(mlflow_store, tmp_path, monkey
         writer.metric(f"field/f{index}/f1", index / 900)
     log_bundle(writer.write(tmp_path / "b"))
     assert calls == [900]  # one batch: 900 metrics < the store's 1,000 per batch
+
+
+def test_python_api_logs_a_field_comparison_with_extra_params(mlflow_store, tmp_path):
+    from docevals_mlflow import log_field_comparison
+
+    expected = tmp_path / "expected.jsonl"
+    expected.write_text('{"id": "a", "data": {"number": "1"}}\n', encoding="utf-8")
+    logged = log_field_comparison(
+        compare_documents(DOCUMENTS, SCHEMA),
+        ground_truth=expected,
+        run_name="v2",
+        experiment="api",
+        params={"prompt.version": "2"},
+        tags={"team": "extraction"},
+    )
+    run = MlflowClient(mlflow_store).get_run(logged.run_id)
+    assert run.data.params["prompt.version"] == "2"
+    assert run.data.tags["team"] == "extraction"
+    assert run.data.metrics["overall/tp"] == 4
+    (dataset,) = run.inputs.dataset_inputs
+    assert dataset.dataset.name == "expected"
+
+
+def test_python_api_keeps_the_bundle_when_logging_fails(tmp_path):
+    from docevals_mlflow import log_evaluation_report
+
+    kept = tmp_path / "kept.run"
+    with pytest.raises(TrackingUnavailableError):
+        log_evaluation_report(
+            pipeline_report(), tracking_uri="http://127.0.0.1:9", keep_bundle_at=kept
+        )
+    bundle, artifacts = read_bundle(kept)
+    assert bundle.params["pipeline.id"] == "inv-1"
+    assert (artifacts / "report" / "dashboard.html").is_file()
