@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
 from docevals_mlflow.core.cases import EvaluationCase
@@ -11,7 +12,8 @@ from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.specs import OperationSpec
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.metrics import Metric
-from docevals_mlflow.evaluation.stage import build_stage_report, run_stage_metrics, stage_warnings
+from docevals_mlflow.evaluation.stage import arun_stage_metrics, build_stage_report, stage_warnings
+from docevals_mlflow.judges.judge import run_sync
 
 
 def as_registry(operation_specs: Iterable[OperationSpec] | OperationRegistry) -> OperationRegistry:
@@ -49,6 +51,41 @@ class Evaluator:
         upstream_verdicts: Mapping[str, Verdict] | None = None,
     ) -> EvaluationReport:
         """Evaluate ``case`` and return its report."""
+        return run_sync(self.aevaluate(case, upstream_verdicts=upstream_verdicts))
+
+    def evaluate_batch(
+        self,
+        cases: Sequence[EvaluationCase],
+        *,
+        max_concurrency: int = 8,
+    ) -> list[EvaluationReport]:
+        """Evaluate many cases concurrently (at most ``max_concurrency`` at a time),
+        returning their reports in the order of ``cases``.
+
+        Judges wait on providers together; provider limits (concurrency, requests per
+        minute) still apply underneath.
+        """
+        if max_concurrency < 1:
+            raise ConfigurationError("max_concurrency must be at least 1")
+
+        async def all_cases() -> list[EvaluationReport]:
+            limit = asyncio.Semaphore(max_concurrency)
+
+            async def one(case: EvaluationCase) -> EvaluationReport:
+                async with limit:
+                    return await self.aevaluate(case)
+
+            return list(await asyncio.gather(*(one(case) for case in cases)))
+
+        return run_sync(all_cases())
+
+    async def aevaluate(
+        self,
+        case: EvaluationCase,
+        *,
+        upstream_verdicts: Mapping[str, Verdict] | None = None,
+    ) -> EvaluationReport:
+        """Evaluate ``case`` (metrics run concurrently) and return its report."""
         resolved = self.registry.resolve(case)
         upstream: dict[str, Verdict] = dict(upstream_verdicts or {})
         warnings = stage_warnings(resolved, self.registry)
@@ -59,5 +96,5 @@ class Evaluator:
                 + ", ".join(repr(stage) for stage in unknown)
                 + " were not given, so a failure cannot be attributed"
             )
-        results = run_stage_metrics(resolved, self.metrics)
+        results = await arun_stage_metrics(resolved, self.metrics)
         return build_stage_report(resolved, results, upstream, warnings, unknown_upstream=unknown)

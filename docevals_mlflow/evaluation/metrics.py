@@ -40,6 +40,26 @@ def metric_config(metric: Metric) -> dict[str, Any]:
     return base
 
 
+def _checked(metric: Metric, result: Any) -> MetricResult:
+    if not isinstance(result, MetricResult):
+        raise MetricError(
+            f"metric {metric.name!r} returned {type(result).__name__}",
+            expected="a MetricResult",
+        )
+    return result
+
+
+def _failed(metric: Metric, exc: Exception) -> MetricResult:
+    return MetricResult(
+        name=metric.name,
+        basis="error",
+        verdict="uncertain",
+        notes=[f"metric raised {type(exc).__name__}: {exc}"],
+        requires_human_review=True,
+        error=ErrorRecord(type=type(exc).__name__, message=str(exc)),
+    )
+
+
 def run_metric(metric: Metric, case: EvaluationCase) -> MetricResult:
     """Evaluate ``case`` with ``metric``; an exception becomes an ``uncertain`` result.
 
@@ -47,22 +67,21 @@ def run_metric(metric: Metric, case: EvaluationCase) -> MetricResult:
     broken metric never aborts the other metrics or stages.
     """
     try:
-        result = metric.evaluate(case)
-        if not isinstance(result, MetricResult):
-            raise MetricError(
-                f"metric {metric.name!r} returned {type(result).__name__}",
-                expected="a MetricResult",
-            )
+        return _checked(metric, metric.evaluate(case))
     except Exception as exc:  # isolation is the point: any metric bug stays local
-        return MetricResult(
-            name=metric.name,
-            basis="error",
-            verdict="uncertain",
-            notes=[f"metric raised {type(exc).__name__}: {exc}"],
-            requires_human_review=True,
-            error=ErrorRecord(type=type(exc).__name__, message=str(exc)),
-        )
-    return result
+        return _failed(metric, exc)
+
+
+async def arun_metric(metric: Metric, case: EvaluationCase) -> MetricResult:
+    """:func:`run_metric` for the async core: a metric with ``aevaluate`` (a judge) is
+    awaited, so many can wait on providers at once; others run directly."""
+    try:
+        asynchronous = getattr(metric, "aevaluate", None)
+        if asynchronous is not None:
+            return _checked(metric, await asynchronous(case))
+        return _checked(metric, metric.evaluate(case))
+    except Exception as exc:  # isolation, as in run_metric
+        return _failed(metric, exc)
 
 
 def _function_identity(fn: Callable[..., Any]) -> dict[str, str]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
-from docevals_mlflow.core.literals import Verdict
 from docevals_mlflow.core.registry import OperationRegistry
 from docevals_mlflow.core.reports import (
     CheckpointSummary,
@@ -21,11 +23,12 @@ from docevals_mlflow.evaluation.checkpoints import CheckpointStore, checkpoint_f
 from docevals_mlflow.evaluation.evaluator import as_registry
 from docevals_mlflow.evaluation.metrics import Metric
 from docevals_mlflow.evaluation.stage import (
+    arun_stage_metrics,
     build_stage_report,
     reattach_upstream,
-    run_stage_metrics,
     stage_warnings,
 )
+from docevals_mlflow.judges.judge import run_sync
 
 
 class PipelineEvaluator:
@@ -84,6 +87,69 @@ class PipelineEvaluator:
         bytes of file references) matches; stale or corrupt ones are recomputed with a
         :class:`~docevals_mlflow.errors.CheckpointWarning`.
         """
+        return run_sync(
+            self.aevaluate(
+                pipeline, checkpoint_dir=checkpoint_dir, checkpoint_context=checkpoint_context
+            )
+        )
+
+    def evaluate_batch(
+        self,
+        pipelines: Sequence[PipelineCase],
+        *,
+        max_concurrency: int = 8,
+        checkpoint_root: str | os.PathLike[str] | None = None,
+        checkpoint_context: Mapping[str, Any] | None = None,
+    ) -> list[PipelineEvaluationReport]:
+        """Evaluate many pipelines; at most ``max_concurrency`` stages (across all
+        pipelines) are being evaluated at a time, each as soon as its dependencies
+        are done. Reports come back in the order of ``pipelines``.
+
+        With ``checkpoint_root``, each pipeline checkpoints under
+        ``checkpoint_root/<pipeline id>``.
+        """
+        if max_concurrency < 1:
+            raise ConfigurationError("max_concurrency must be at least 1")
+        ids = [pipeline.pipeline_id for pipeline in pipelines]
+        repeated = sorted({pipeline_id for pipeline_id in ids if ids.count(pipeline_id) > 1})
+        if checkpoint_root is not None and repeated:
+            raise ConfigurationError(
+                f"pipeline ids {repeated} repeat, so their checkpoints would collide",
+                expected="unique pipeline ids",
+            )
+
+        async def all_pipelines() -> list[PipelineEvaluationReport]:
+            limit = asyncio.Semaphore(max_concurrency)
+            return list(
+                await asyncio.gather(
+                    *(
+                        self.aevaluate(
+                            pipeline,
+                            checkpoint_dir=(
+                                Path(checkpoint_root) / _safe_name(pipeline.pipeline_id)
+                                if checkpoint_root is not None
+                                else None
+                            ),
+                            checkpoint_context=checkpoint_context,
+                            limit=limit,
+                        )
+                        for pipeline in pipelines
+                    )
+                )
+            )
+
+        return run_sync(all_pipelines())
+
+    async def aevaluate(
+        self,
+        pipeline: PipelineCase,
+        *,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+        checkpoint_context: Mapping[str, Any] | None = None,
+        limit: asyncio.Semaphore | None = None,
+    ) -> PipelineEvaluationReport:
+        """The async core of :meth:`evaluate`: each stage starts as soon as the stages
+        it depends on are done, so independent stages run concurrently."""
         waves = pipeline.waves()
         ordered = [self.registry.resolve(stage) for wave in waves for stage in wave]
         chosen = {stage.stage_id: self.metrics_for(stage) for stage in ordered}
@@ -92,33 +158,57 @@ class PipelineEvaluator:
             if checkpoint_dir is not None
             else None
         )
-        summary = CheckpointSummary(directory=str(checkpoint_dir)) if store else None
-        verdicts: dict[str, Verdict] = {}
-        reports: list[EvaluationReport] = []
-        for index, stage in enumerate(ordered, start=1):
-            upstream = {name: verdicts[name] for name in pipeline.ancestors(stage.stage_id)}
-            report = None
-            if store is not None and summary is not None:
-                path = store.path_for(index, stage.stage_id)
+        positions = {stage.stage_id: index for index, stage in enumerate(ordered, start=1)}
+        reused: set[str] = set()
+        computed: set[str] = set()
+        invalidated: dict[str, str] = {}
+        done: dict[str, asyncio.Future[EvaluationReport]] = {}
+
+        async def evaluate_stage(stage: EvaluationCase) -> EvaluationReport:
+            for dependency in stage.depends_on:
+                await done[dependency]
+            upstream = {
+                name: done[name].result().verdict for name in pipeline.ancestors(stage.stage_id)
+            }
+            fingerprint = path = None
+            if store is not None:
+                path = store.path_for(positions[stage.stage_id], stage.stage_id)
                 fingerprint = checkpoint_fingerprint(
                     pipeline.pipeline_id, stage, chosen[stage.stage_id], store.context
                 )
                 stored, status = store.load(path, stage.stage_id, fingerprint)
                 if stored is not None:
-                    report = reattach_upstream(stored, upstream)
-                    summary.reused.append(stage.stage_id)
-                elif status != "missing":
-                    summary.invalidated[stage.stage_id] = status
-            if report is None:
-                results = run_stage_metrics(stage, chosen[stage.stage_id])
-                report = build_stage_report(
-                    stage, results, upstream, stage_warnings(stage, self.registry)
-                )
-                if store is not None and summary is not None:
-                    store.save(path, stage.stage_id, fingerprint, report)
-                    summary.computed.append(stage.stage_id)
-            verdicts[stage.stage_id] = report.verdict
-            reports.append(report)
+                    reused.add(stage.stage_id)
+                    return reattach_upstream(stored, upstream)
+                if status != "missing":
+                    invalidated[stage.stage_id] = status
+            if limit is not None:
+                async with limit:
+                    results = await arun_stage_metrics(stage, chosen[stage.stage_id])
+            else:
+                results = await arun_stage_metrics(stage, chosen[stage.stage_id])
+            report = build_stage_report(
+                stage, results, upstream, stage_warnings(stage, self.registry)
+            )
+            if store is not None and path is not None and fingerprint is not None:
+                store.save(path, stage.stage_id, fingerprint, report)
+                computed.add(stage.stage_id)
+            return report
+
+        for stage in ordered:
+            done[stage.stage_id] = asyncio.ensure_future(evaluate_stage(stage))
+        reports = list(await asyncio.gather(*(done[stage.stage_id] for stage in ordered)))
+        summary = None
+        if store is not None:
+            order = [stage.stage_id for stage in ordered]
+            summary = CheckpointSummary(
+                directory=str(checkpoint_dir),
+                reused=[stage_id for stage_id in order if stage_id in reused],
+                computed=[stage_id for stage_id in order if stage_id in computed],
+                invalidated={
+                    stage_id: invalidated[stage_id] for stage_id in order if stage_id in invalidated
+                },
+            )
         return PipelineEvaluationReport(
             pipeline_id=pipeline.pipeline_id,
             metadata=dict(pipeline.metadata),
@@ -129,3 +219,7 @@ class PipelineEvaluator:
             requires_human_review=any(report.requires_human_review for report in reports),
             checkpoint=summary,
         )
+
+
+def _safe_name(pipeline_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", pipeline_id).strip("._")[:120] or "pipeline"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 
 from docevals_mlflow.core.cases import EvaluationCase
@@ -10,7 +11,7 @@ from docevals_mlflow.core.registry import OperationRegistry
 from docevals_mlflow.core.reports import EvaluationReport, spec_fingerprints, summarize_reference
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
-from docevals_mlflow.evaluation.metrics import Metric, run_metric
+from docevals_mlflow.evaluation.metrics import Metric, arun_metric, run_metric
 
 
 def stage_warnings(case: EvaluationCase, registry: OperationRegistry) -> list[str]:
@@ -45,6 +46,11 @@ def stage_warnings(case: EvaluationCase, registry: OperationRegistry) -> list[st
 def run_stage_metrics(case: EvaluationCase, metrics: Sequence[Metric]) -> list[MetricResult]:
     """Every metric's result on ``case``; a raising metric becomes ``uncertain``."""
     return [run_metric(metric, case) for metric in metrics]
+
+
+async def arun_stage_metrics(case: EvaluationCase, metrics: Sequence[Metric]) -> list[MetricResult]:
+    """:func:`run_stage_metrics`, with the metrics of the stage running concurrently."""
+    return list(await asyncio.gather(*(arun_metric(metric, case) for metric in metrics)))
 
 
 def build_stage_report(

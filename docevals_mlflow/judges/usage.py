@@ -1,0 +1,92 @@
+"""Per-call usage (tokens, requests, cost) and its totals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pydantic import Field
+
+from docevals_mlflow.core.model import DocEvalsModel
+
+
+class Usage(DocEvalsModel):
+    """Resources one or more provider calls used."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = None
+    """``None`` when no price is known for the model."""
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = (
+            None
+            if self.cost_usd is None and other.cost_usd is None
+            else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        )
+        return Usage(
+            requests=self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            cost_usd=cost,
+        )
+
+    def as_metrics(self) -> dict[str, float]:
+        """The figures a metric result carries (``usage`` in reports and MLflow)."""
+        figures: dict[str, float] = {
+            "requests": float(self.requests),
+            "input_tokens": float(self.input_tokens),
+            "cached_input_tokens": float(self.cached_input_tokens),
+            "output_tokens": float(self.output_tokens),
+            "reasoning_tokens": float(self.reasoning_tokens),
+            "total_tokens": float(self.total_tokens),
+        }
+        if self.cost_usd is not None:
+            figures["cost_usd"] = self.cost_usd
+        return figures
+
+
+def total_usage(usages: Iterable[Usage]) -> Usage:
+    """The sum of many usages."""
+    total = Usage()
+    for usage in usages:
+        total = total + usage
+    return total
+
+
+class Price(DocEvalsModel):
+    """USD per million tokens for one model."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class PriceTable(DocEvalsModel):
+    """Prices by ``provider:model`` or ``model``; configurable, never fetched."""
+
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    def cost(self, provider: str, model: str, usage: Usage) -> float | None:
+        """The cost of ``usage`` for a model, or ``None`` when its price is unknown."""
+        price = self.prices.get(f"{provider}:{model}") or self.prices.get(model)
+        if price is None:
+            return None
+        cached = min(usage.cached_input_tokens, usage.input_tokens)
+        cached_price = price.cached_input if price.cached_input is not None else price.input
+        return (
+            (usage.input_tokens - cached) * price.input
+            + cached * cached_price
+            + usage.output_tokens * price.output
+        ) / 1_000_000
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Mapping[str, float]]) -> PriceTable:
+        """From ``{"openai:gpt-x": {"input": 0.4, "output": 1.6}, ...}``."""
+        return cls(prices={key: Price.model_validate(dict(value)) for key, value in data.items()})
