@@ -41,7 +41,9 @@ from docevals_mlflow.errors import (
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.field_metric import FieldMetric
+from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
+from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, compare_documents
@@ -49,18 +51,22 @@ from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, co
 from docevals_mlflow.fields.counts import Counts
 from docevals_mlflow.fields.report import FieldsReport
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
+from docevals_mlflow.judges.judge import Judge, JudgeResult, ModelJudge
+from docevals_mlflow.judges.output import JudgeOutput
+from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
+from docevals_mlflow.judges.usage import PriceTable, Usage
 from docevals_mlflow.reports.files import load_report, write_report
+from docevals_mlflow.reports.markdown import (
+    render_case_markdown,
+    render_pipeline_markdown,
+    render_suite_markdown,
+)
 from docevals_mlflow.tracking.api import log_evaluation_report, log_field_comparison
 from docevals_mlflow.tracking.runs import (
     LoggedRun,
     TrackingError,
     TrackingUnavailableError,
     log_bundle,
-)
-from docevals_mlflow.reports.markdown import (
-    render_case_markdown,
-    render_pipeline_markdown,
-    render_suite_markdown,
 )
 
 __all__ = [
@@ -89,11 +95,19 @@ __all__ = [
     "FunctionMetric",
     "InputError",
     "InputFileNotFoundError",
+    "Judge",
+    "JudgeOutput",
+    "JudgePanelMetric",
+    "JudgeRequest",
+    "JudgeResult",
+    "JudgeVariant",
+    "LLMJudgeMetric",
     "LoggedRun",
     "Metric",
     "MetricError",
     "MetricResult",
     "MetricSummary",
+    "ModelJudge",
     "OperationRegistry",
     "OperationSpec",
     "OutputError",
@@ -101,6 +115,7 @@ __all__ = [
     "PipelineDefinitionError",
     "PipelineEvaluationReport",
     "PipelineEvaluator",
+    "PriceTable",
     "Producer",
     "ReferenceArtifact",
     "ReferenceSummary",
@@ -109,9 +124,11 @@ __all__ = [
     "SuiteReport",
     "TrackingError",
     "TrackingUnavailableError",
+    "Usage",
     "__version__",
     "artifact_from_path",
     "artifact_from_value",
+    "build_judge_request",
     "build_suite_report",
     "canonical_json",
     "combine_verdicts",
