@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import textwrap
@@ -10,6 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# MLflow sends usage telemetry unless told not to; tests never touch the network.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
 
 ModuleWriter = Callable[[Path, str], str]
 
