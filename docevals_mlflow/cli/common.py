@@ -9,9 +9,12 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.literals import Verdict
+
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.runs import LoggedRun
 
 EXIT_OK = 0
 EXIT_BELOW_THRESHOLD = 1
@@ -80,15 +83,17 @@ def log_evaluation(
     *,
     default_run_name: str,
     anchor: Path,
-) -> None:
+    quiet: bool = False,
+) -> LoggedRun | None:
     """Log an evaluation whose reports are already written; never lose it.
 
     ``build`` fills a bundle writer. When the tracking store cannot be reached (or
-    refuses the run), the bundle is kept next to ``anchor`` (``<report>.run/``) and
-    the message says how to log it later with ``docevals log``.
+    refuses the run), the bundle is kept next to ``anchor`` (``<report>.run/``), the
+    message says how to log it later with ``docevals log``, and ``None`` is returned.
+    ``quiet`` leaves printing the run to the caller.
     """
     if not tracking_wanted(args):
-        return
+        return None
     from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
     from docevals_mlflow.tracking.runs import log_bundle
 
@@ -105,5 +110,7 @@ def log_evaluation(
                 f"the reports are written; log this run later with: docevals log {kept}",
                 file=sys.stderr,
             )
-            return
-    print(logged.describe())
+            return None
+    if not quiet:
+        print(logged.describe())
+    return logged

@@ -1,0 +1,230 @@
+"""``docevals quickstart``: generate invoices, evaluate two prompt versions, log both runs."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from docevals_mlflow.cli.common import (
+    EXIT_OK,
+    NO_MLFLOW_VARIABLE,
+    log_evaluation,
+    tracking_wanted,
+)
+from docevals_mlflow.errors import InputError
+
+DEFAULT_OUTPUT = Path("docevals-quickstart")
+DEFAULT_EXPERIMENT = "docevals-quickstart"
+MAX_DOCUMENTS = 1000
+"""More would only make a demonstration slow; ``docevals fields`` scales further."""
+QUICKSTART_TAG = "docevals.quickstart"
+"""Ties the runs of one invocation together, so their ids can be found afterwards."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``quickstart`` subcommand."""
+    quickstart = commands.add_parser(
+        "quickstart",
+        help="generate sample invoices, evaluate two prompt versions and log them to MLflow",
+        description="Generate a small synthetic invoice set (PDFs, ground truth, schema), "
+        "simulate the extractions of two prompt versions with realistic errors, compare "
+        "each with the ground truth field by field, write the reports and log each "
+        "version as an MLflow run. Offline and deterministic for a seed.",
+    )
+    quickstart.add_argument(
+        "--output-dir",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        help=f"folder for documents, predictions and reports (default: {DEFAULT_OUTPUT})",
+    )
+    quickstart.add_argument(
+        "--documents",
+        type=int,
+        default=24,
+        help=f"number of invoices, 1 to {MAX_DOCUMENTS} (default: 24)",
+    )
+    quickstart.add_argument(
+        "--seed", type=int, default=7, help="seed of the generated set (default: 7)"
+    )
+    # The shared tracking options minus --run-name: the quickstart logs two runs whose
+    # names (prompt-v1, prompt-v2) are what the comparison is about.
+    group = quickstart.add_argument_group("MLflow")
+    group.add_argument(
+        "--tracking-uri",
+        help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
+        "in the working directory)",
+    )
+    group.add_argument(
+        "--experiment",
+        default=DEFAULT_EXPERIMENT,
+        help=f"MLflow experiment name (default: {DEFAULT_EXPERIMENT})",
+    )
+    group.add_argument(
+        "--no-mlflow",
+        action="store_true",
+        help=f"write the reports only, log no runs (or set {NO_MLFLOW_VARIABLE}=1)",
+    )
+    quickstart.set_defaults(handler=run)
+
+
+class ProgressDisplay:
+    """Progress on a stream: a bar redrawn in place on a terminal, else milestone lines.
+
+    Redirected output (a log file, CI) gets one line per finished step instead of
+    carriage returns that would pile up as garbage.
+    """
+
+    WIDTH = 24
+
+    def __init__(self, stream: TextIO, *, interval: float = 0.05) -> None:
+        self.stream = stream
+        isatty = getattr(stream, "isatty", None)
+        self.live = bool(isatty()) if callable(isatty) else False
+        self.interval = interval
+        self._drawn = 0
+        self._last = -math.inf
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        """Show that ``done`` of ``total`` units of ``step`` are finished."""
+        finished = done >= total
+        if self.live:
+            now = time.monotonic()
+            # Redrawn at most every `interval` seconds (a thousand documents would
+            # otherwise be a thousand redraws), but always at the start and the end.
+            if not finished and done and now - self._last < self.interval:
+                return
+            self._last = now
+            filled = self.WIDTH * done // total if total else self.WIDTH
+            line = f"{step:<28} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total}"
+            # Padding wipes what a longer previous line left behind.
+            self.stream.write("\r" + line.ljust(self._drawn))
+            self._drawn = 0 if finished else len(line)
+            if finished:
+                self.stream.write("\n")
+        elif finished:
+            self.stream.write(f"docevals quickstart: {step}: done ({total}/{total})\n")
+        self.stream.flush()
+
+
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _build_run(version: Any, documents: Any) -> Any:
+    """The bundle builder of one prompt version (as ``docevals fields`` builds its run)."""
+
+    def build(writer: Any) -> None:
+        from docevals_mlflow.reports.dashboard import render_fields_dashboard
+        from docevals_mlflow.tracking.layout import fields_dataset, layout_fields
+
+        layout_fields(
+            writer,
+            version.report,
+            markdown=version.markdown,
+            dashboard=render_fields_dashboard(version.report),
+        )
+        writer.text("specs/schema.json", documents.schema.model_dump_json(indent=1))
+        writer.text("specs/prompt.txt", version.prompt.text)
+        writer.dataset(*fields_dataset(documents.ground_truth))
+        # The prompt is what changed between the runs: its params are what MLflow's
+        # run comparison lines up against the metrics.
+        writer.param("prompt.version", version.prompt.version)
+        writer.param("prompt.sha256", version.prompt.sha256)
+        writer.tag(QUICKSTART_TAG, "true")
+
+    return build
+
+
+def _log_versions(
+    args: argparse.Namespace, result: Any, progress: ProgressDisplay
+) -> dict[str, str]:
+    """Log each prompt version as a run; returns run name → run id of those logged."""
+    # log_evaluation reads the run name from the arguments; None lets each version's
+    # own name (the default run name) apply.
+    tracking_args = argparse.Namespace(**vars(args), run_name=None)
+    total = len(result.versions)
+    runs: dict[str, str] = {}
+    progress("logging to MLflow", 0, total)
+    for done, version in enumerate(result.versions, start=1):
+        # The summary reports both runs at once, so the per-run lines stay quiet;
+        # warnings (a store that cannot be reached) still go to stderr.
+        logged = log_evaluation(
+            tracking_args,
+            _build_run(version, result.documents),
+            default_run_name=version.prompt.run_name,
+            anchor=version.json_report,
+            quiet=True,
+        )
+        if logged is not None:
+            runs[version.prompt.run_name] = logged.run_id
+        progress("logging to MLflow", done, total)
+    return runs
+
+
+def _summary(
+    args: argparse.Namespace, result: Any, runs: dict[str, str] | None, seconds: float
+) -> list[str]:
+    count = len(result.documents.invoices)
+    lines = [
+        f"docevals quickstart: {count} invoice{'s' if count != 1 else ''} (seed {result.seed}) "
+        f"written to {result.documents.root}/, done in {seconds:.1f} s",
+        "",
+    ]
+    for version in result.versions:
+        metrics = version.metrics
+        lines.append(
+            f"{version.prompt.run_name}  micro F1 {_shown(metrics['f1'])}  "
+            f"precision {_shown(metrics['precision'])}  recall {_shown(metrics['recall'])}"
+        )
+        # A perfect field is nobody's weakest: listing it would read as a problem.
+        weakest = ", ".join(
+            f"{template} {f1:.3f}" for template, f1 in version.weakest_fields() if f1 < 1.0
+        )
+        lines.append(f"{'':11}weakest fields: {weakest or 'none, every field scored F1 1.000'}")
+    reports = result.reports
+    names = ", ".join(f"{version.prompt.run_name}.md" for version in result.versions)
+    lines += ["", f"reports: {reports}/ ({names}, and .json)"]
+    if runs is None:
+        lines.append(
+            f"MLflow logging is off (--no-mlflow or {NO_MLFLOW_VARIABLE}); "
+            f"open the Markdown reports in {reports}/ to look at the results"
+        )
+        return lines
+    from docevals_mlflow.tracking.runs import resolve_tracking_uri, ui_command
+
+    uri = resolve_tracking_uri(args.tracking_uri)
+    lines.append(f"MLflow experiment {args.experiment!r} ({uri}):")
+    for version in result.versions:
+        name = version.prompt.run_name
+        run_id = runs.get(name)
+        lines.append(
+            f"  {name}  run {run_id}" if run_id else f"  {name}  not logged (see the warning above)"
+        )
+    if runs:
+        lines.append(f"look at them with: {ui_command(uri)}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate, evaluate, write the reports, log both runs and print a summary."""
+    from docevals_mlflow.quickstart.run import run_quickstart
+
+    # Checked before anything is written, so a typo costs nothing.
+    if not 1 <= args.documents <= MAX_DOCUMENTS:
+        raise InputError(
+            f"--documents {args.documents} is out of range",
+            expected=f"a number of invoices from 1 to {MAX_DOCUMENTS}",
+        )
+    started = time.perf_counter()
+    progress = ProgressDisplay(sys.stderr)
+    result = run_quickstart(
+        args.output_dir, documents=args.documents, seed=args.seed, progress=progress
+    )
+    runs = _log_versions(args, result, progress) if tracking_wanted(args) else None
+    seconds = time.perf_counter() - started
+    print("\n".join(_summary(args, result, runs, seconds)))
+    return EXIT_OK
