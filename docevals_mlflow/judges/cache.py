@@ -1,0 +1,58 @@
+"""An opt-in, on-disk cache of judge answers: a rerun of the same requests is free.
+
+The key covers everything that decides an answer: the request fingerprint (prompt,
+task, schema, attachment bytes) and the judge's identity (provider, model, sampling
+settings). Only usable answers are stored; failures are always retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.judges.judge import JudgeResult
+from docevals_mlflow.judges.request import JudgeRequest
+
+CACHE_FORMAT = "docevals-judge-cache/1"
+
+
+class JudgeCache:
+    """Judge answers as JSON files under ``directory`` (``ab/abcdef....json``)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.hits = 0
+        self.misses = 0
+
+    def key(self, request: JudgeRequest, judge: dict[str, Any]) -> str:
+        """The cache key of a request for a judge."""
+        return sha256_json({"format": CACHE_FORMAT, "request": request.fingerprint, "judge": judge})
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> JudgeResult | None:
+        """The stored result, or ``None`` (a missing or unreadable entry is a miss)."""
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != CACHE_FORMAT or data.get("key") != key:
+                raise ValueError("not an entry for this key")
+            result = JudgeResult.model_validate(data["result"])
+        except (OSError, ValueError, KeyError, ValidationError, DocEvalsError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, key: str, result: JudgeResult) -> None:
+        """Store a result atomically."""
+        payload = {"format": CACHE_FORMAT, "key": key, "result": result.model_dump(mode="json")}
+        atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")
