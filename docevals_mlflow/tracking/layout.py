@@ -282,6 +282,7 @@ def layout_evaluation(
         _cases_table(writer, stages)
         writer.json("specs/operations.json", operations_document(stages))
         _ground_truth_dataset(writer, report, stages)
+        _judge_layout(writer, keys, stages)
     writer.json("metrics_index.json", keys.index())
     return keys
 
@@ -305,6 +306,80 @@ def _operation_params(writer: BundleWriter, stages: list[EvaluationReport]) -> N
         # Stages of one operation normally share their spec; if not, the param says
         # so and specs/operations.json holds every variant.
         writer.param(key, next(iter(seen)) if len(seen) == 1 else f"mixed ({len(seen)} variants)")
+
+
+def _judge_layout(writer: BundleWriter, keys: KeyMap, stages: list[EvaluationReport]) -> None:
+    """Judge and panel params, metrics and artifacts, from the stages' metric results."""
+    prompts: set[str] = set()
+    panels: dict[str, dict[str, Any]] = {}
+    variant_verdicts: dict[str, list[str]] = {}
+    panel_figures: dict[str, list[tuple[float | None, bool]]] = {}
+    queue: list[dict[str, Any]] = []
+    for stage in stages:
+        for result in stage.metric_results:
+            details = result.details if isinstance(result.details, dict) else {}
+            if result.basis.startswith(("llm_judge", "judge_panel")) and details.get(
+                "instructions_sha256"
+            ):
+                prompts.add(details["instructions_sha256"])
+            if result.basis == "judge_panel":
+                panels[result.name] = {**details["panel"], "sha256": details["panel_sha256"]}
+                panel_figures.setdefault(result.name, []).append(
+                    (result.scores.get("group_agreement"), result.requires_human_review)
+                )
+                for variant in details.get("variants", []):
+                    variant_verdicts.setdefault(variant["name"], []).append(variant["verdict"])
+                for item in details.get("review_items", []):
+                    queue.append(
+                        {
+                            "case_id": stage.case_id,
+                            "stage_id": stage.stage_id,
+                            "metric": result.name,
+                            **item,
+                        }
+                    )
+            elif result.basis.startswith("llm_judge"):
+                variant_verdicts.setdefault(result.name, []).append(result.verdict)
+    if prompts:
+        writer.param(
+            "judge.instructions_sha256",
+            next(iter(prompts)) if len(prompts) == 1 else f"mixed ({len(prompts)} prompts)",
+        )
+    if panels:
+        spec = next(iter(panels.values()))
+        writer.param(
+            "judge.panel",
+            ", ".join(
+                f"{variant['name']}={variant['provider']}:{variant['model']}"
+                f"@{variant['temperature']}"
+                for variant in spec["variants"]
+            ),
+        )
+        writer.param("judge.panel_sha256", spec["sha256"])
+        rule = spec["vote_rule"]
+        if spec.get("minimum_agreement") is not None:
+            rule += f">={spec['minimum_agreement']}"
+        writer.param("judge.vote_rule", rule)
+        writer.json("judges/panel.json", panels)
+    for variant_name, verdicts in variant_verdicts.items():
+        segment = keys.named("judge", variant_name)
+        writer.metric(
+            legal_key(f"judge/{segment}/pass_rate"),
+            sum(verdict == "pass" for verdict in verdicts) / len(verdicts),
+        )
+    for panel_name, figures in panel_figures.items():
+        segment = keys.named("panel", panel_name)
+        agreements = [agreement for agreement, _ in figures if agreement is not None]
+        writer.metric(
+            legal_key(f"panel/{segment}/model_group_agreement"),
+            sum(agreements) / len(agreements) if agreements else None,
+        )
+        writer.metric(
+            legal_key(f"panel/{segment}/human_review_rate"),
+            sum(review for _, review in figures) / len(figures),
+        )
+    if queue:
+        writer.json("review/queue.json", queue)
 
 
 def operations_document(stages: Iterable[EvaluationReport]) -> dict[str, Any]:

@@ -267,3 +267,49 @@ def test_python_api_keeps_the_bundle_when_logging_fails(tmp_path):
     bundle, artifacts = read_bundle(kept)
     assert bundle.params["pipeline.id"] == "inv-1"
     assert (artifacts / "report" / "dashboard.html").is_file()
+
+
+def test_judge_panel_params_metrics_and_review_queue(mlflow_store, tmp_path):
+    from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
+    from tests.judges.fakes import ScriptedAdapter, answer
+
+    def variant(name, verdict):
+        adapter = ScriptedAdapter(
+            lambda request, repair: answer(request, prediction=verdict), provider=name, model="m"
+        )
+        return JudgeVariant(name=name, judge=adapter)
+
+    panel = JudgePanelMetric(
+        [variant("a", "correct"), variant("b", "correct"), variant("c", "incorrect")],
+        name="panel",
+    )
+    case = EvaluationCase(
+        case_id="c1",
+        prediction={"total": 1},
+        references=[artifact_from_value({"total": 1}, authority="ground_truth", artifact_id="gt")],
+    )
+    from docevals_mlflow import Evaluator
+
+    report = Evaluator([panel]).evaluate(case)
+    writer = BundleWriter()
+    layout_evaluation(writer, report, markdown="", dashboard="")
+    logged = log_bundle(writer.write(tmp_path / "bundle"))
+    client = MlflowClient(mlflow_store)
+    run = client.get_run(logged.run_id)
+    params, metrics = run.data.params, run.data.metrics
+    assert params["judge.panel"] == "a=a:m@0.0, b=b:m@0.0, c=c:m@0.0"
+    assert params["judge.panel_sha256"] == panel.panel_sha256
+    assert params["judge.vote_rule"] == "majority"
+    assert len(params["judge.instructions_sha256"]) == 64
+    assert metrics["judge/a/pass_rate"] == 1.0
+    assert metrics["judge/c/pass_rate"] == 0.0
+    assert metrics["panel/panel/model_group_agreement"] == pytest.approx(2 / 3)
+    assert metrics["panel/panel/human_review_rate"] == 1.0
+    paths = {item.path for item in client.list_artifacts(logged.run_id, "review")}
+    assert paths == {"review/queue.json"}
+    queue = json.loads(
+        Path(
+            client.download_artifacts(logged.run_id, "review/queue.json", str(tmp_path))
+        ).read_text(encoding="utf-8")
+    )
+    assert queue[0]["reason"] == "minority dissent"
