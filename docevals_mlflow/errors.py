@@ -133,6 +133,63 @@ class MetricError(DocEvalsError, RuntimeError):
     """A metric returned something it is not allowed to return."""
 
 
+class ProviderError(DocEvalsError, ConnectionError):
+    """A model provider could not be reached or refused the request, after retries.
+
+    The message carries the provider's own error message with every configured
+    secret removed; it never contains an API key.
+
+    Attributes:
+        provider: the provider name (``openai``, ``anthropic``, ...).
+        status_code: the last HTTP status received, ``None`` when no response came.
+        attempts: how many HTTP requests were made, retries included.
+    """
+
+    provider: str = ""
+    status_code: int | None = None
+    attempts: int = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status_code: int | None = None,
+        attempts: int = 1,
+        source: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.status_code = status_code
+        self.attempts = attempts
+        super().__init__(message, source=source)
+
+    def located(
+        self,
+        *,
+        source: str | None = None,
+        record: str | int | None = None,
+        stage: str | None = None,
+    ) -> DocEvalsError:
+        """The same error with missing context filled in; provider details are kept."""
+        located = super().located(source=source, record=record, stage=stage)
+        if located is not self and isinstance(located, ProviderError):
+            # The base class rebuilds the error without calling our __init__, so the
+            # provider details would silently fall back to the class defaults.
+            located.provider = self.provider
+            located.status_code = self.status_code
+            located.attempts = self.attempts
+        return located
+
+    def context(self) -> dict[str, Any]:
+        """The structured context, with the provider, HTTP status and attempts."""
+        return {
+            **super().context(),
+            "provider": self.provider,
+            "status_code": self.status_code,
+            "attempts": self.attempts,
+        }
+
+
 class DocEvalsWarning(UserWarning):
     """Root of every warning this package emits."""
 
@@ -151,4 +208,5 @@ __all__ = [
     "MetricError",
     "OutputError",
     "PipelineDefinitionError",
+    "ProviderError",
 ]

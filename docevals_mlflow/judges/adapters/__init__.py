@@ -1,0 +1,43 @@
+"""Provider adapters: OpenAI Responses, Anthropic Messages and OpenAI-compatible chat
+completions (vLLM, Ollama, llama.cpp, LM Studio), all on one pooled, retrying
+transport with per-call usage accounting.
+
+Keys come from the ``api_key`` argument or the provider's environment variable
+(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``), never from a file, and never appear in
+errors, logs, usage records or :meth:`describe` output.
+"""
+
+from __future__ import annotations
+
+from docevals_mlflow.judges.adapters.anthropic import (
+    AnthropicMessagesAdapter,
+    anthropic_input_schema,
+)
+from docevals_mlflow.judges.adapters.attachments import (
+    AttachmentPolicy,
+    FilePart,
+    ImagePart,
+    TextPart,
+    attachment_parts,
+    reference_label,
+    render_pdf,
+)
+from docevals_mlflow.judges.adapters.base import HttpAdapter, UsageRecord
+from docevals_mlflow.judges.adapters.openai_chat import OpenAICompatibleChatAdapter
+from docevals_mlflow.judges.adapters.openai_responses import OpenAIResponsesAdapter
+
+__all__ = [
+    "AnthropicMessagesAdapter",
+    "AttachmentPolicy",
+    "FilePart",
+    "HttpAdapter",
+    "ImagePart",
+    "OpenAICompatibleChatAdapter",
+    "OpenAIResponsesAdapter",
+    "TextPart",
+    "UsageRecord",
+    "anthropic_input_schema",
+    "attachment_parts",
+    "reference_label",
+    "render_pdf",
+]

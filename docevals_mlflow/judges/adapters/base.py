@@ -1,0 +1,390 @@
+"""What every HTTP provider adapter shares: settings, the API key, the transport,
+and per-call usage accounting.
+
+A subclass says where to send (:meth:`HttpAdapter.url`), what to send
+(:meth:`HttpAdapter.build_body`, :meth:`HttpAdapter.headers`) and how to read the
+answer (:meth:`HttpAdapter.parse_reply`, :meth:`HttpAdapter.parse_usage`);
+:meth:`HttpAdapter.agenerate` does the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import httpx
+
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.errors import ConfigurationError, ProviderError
+from docevals_mlflow.judges.adapters.attachments import AttachmentPolicy, Part, attachment_parts
+from docevals_mlflow.judges.judge import AdapterReply, RepairHint
+from docevals_mlflow.judges.request import JudgeRequest
+from docevals_mlflow.judges.transport import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    RetryPolicy,
+    Sleep,
+    Transport,
+    public_url,
+    redact,
+)
+from docevals_mlflow.judges.usage import PriceTable, Usage, total_usage
+
+SCHEMA_NAME = "judge_output"
+"""The name of the structured-output schema (OpenAI) and of the answer tool (Anthropic)."""
+
+CallStatus = Literal["complete", "refused", "truncated", "error"]
+
+
+class Secret:
+    """A string that never shows itself in ``repr``/``str`` (so an adapter printed in a
+    log or a notebook does not print its API key)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret itself, for the one header that needs it."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('[REDACTED]')"
+
+    __str__ = __repr__
+
+
+class UsageRecord(DocEvalsModel):
+    """One provider call: what it used and how it went."""
+
+    provider: str
+    model: str
+    status: CallStatus
+    usage: Usage
+    latency_seconds: float
+    attempts: int
+    """HTTP requests made, retries included."""
+    repair: bool = False
+    """Whether this was a repair attempt."""
+    http_status: int | None = None
+    response_model: str | None = None
+    """The model version the provider reports having used."""
+    error: str | None = None
+    """The (redacted) error message of a failed call."""
+
+
+def as_int(value: Any) -> int:
+    """A token count from a usage field that may be missing or null."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (for optional sub-objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def task_text(request: JudgeRequest) -> str:
+    """The task as JSON text: the first part of every user message."""
+    return json.dumps(request.task, ensure_ascii=False, default=str)
+
+
+class HttpAdapter:
+    """Base of the HTTP adapters (OpenAI Responses, Anthropic Messages, OpenAI-compatible
+    chat completions).
+
+    Args:
+        model: the model id; each provider has a default.
+        api_key: the key; when omitted it is read from the provider's environment
+            variable (never from a file).
+        base_url: the API root (``https://api.openai.com/v1`` style, no trailing
+            endpoint).
+        temperature, top_p: sampling settings, sent only when set.
+        max_output_tokens: the output token limit, sent only when set (Anthropic
+            requires one and defaults to 4096).
+        timeout: read timeout in seconds (or a full ``httpx.Timeout``).
+        connect_timeout: connect timeout in seconds.
+        max_retries: retries of transient failures (429, 5xx overload, connection).
+        max_concurrency: requests in flight at once per provider and base URL.
+        requests_per_minute: optional rate limit per provider and base URL.
+        client: an ``httpx.AsyncClient`` to use instead of the shared pooled one.
+        prices: prices for ``Usage.cost_usd``; ``None`` leaves cost unknown.
+        extra_body: keys merged into (and overriding) the request body.
+        extra_headers: headers added to every request; values of headers named like
+            keys or tokens are treated as secrets.
+        retry_policy: full backoff settings.
+        sleep: replaces ``asyncio.sleep`` between retries (tests).
+    """
+
+    provider: str = "custom"
+    default_base_url: ClassVar[str | None] = None
+    default_model: ClassVar[str | None] = None
+    api_key_env: ClassVar[str | None] = None
+    requires_api_key: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_output_tokens: int | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_retries: int = 5,
+        max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+        requests_per_minute: float | None = None,
+        client: httpx.AsyncClient | None = None,
+        prices: PriceTable | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry_policy: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        api_key_env: str | None = None,
+    ) -> None:
+        chosen_model = model or self.default_model
+        if not chosen_model:
+            raise ConfigurationError(f"{self.provider}: a model is required", path="model")
+        chosen_url = base_url or self.default_base_url
+        if not chosen_url:
+            raise ConfigurationError(
+                f"{self.provider}: base_url is required (the server's API root, such as "
+                "http://localhost:8000/v1)",
+                path="base_url",
+            )
+        if temperature is not None and temperature < 0:
+            raise ConfigurationError("temperature must be 0 or more", path="temperature")
+        if top_p is not None and not 0 <= top_p <= 1:
+            raise ConfigurationError("top_p must be between 0 and 1", path="top_p")
+        if max_output_tokens is not None and max_output_tokens < 1:
+            raise ConfigurationError(
+                "max_output_tokens must be at least 1", path="max_output_tokens"
+            )
+        self.model: str = chosen_model
+        self.base_url = chosen_url.rstrip("/")
+        self.temperature = temperature
+        self.top_p = top_p
+        self.max_output_tokens = max_output_tokens
+        self.prices = prices
+        self.extra_body = dict(extra_body or {})
+        self.extra_headers = dict(extra_headers or {})
+        env_name = api_key_env or self.api_key_env
+        key = api_key if api_key is not None else (os.environ.get(env_name) if env_name else None)
+        if not key and self.requires_api_key:
+            where = f" or set {env_name} in the environment" if env_name else ""
+            raise ConfigurationError(f"{self.provider}: no API key: pass api_key=...{where}")
+        self._api_key = Secret(key) if key else None
+        secrets = [key] + [
+            value
+            for name, value in self.extra_headers.items()
+            if any(word in name.lower() for word in ("key", "auth", "token", "secret"))
+        ]
+        self._secrets = tuple(secret for secret in secrets if secret)
+        self.transport = Transport(
+            provider=self.provider,
+            endpoint=public_url(self.base_url),
+            client=client,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            secrets=self._secrets,
+            sleep=sleep,
+        )
+        self._records: list[UsageRecord] = []
+        self._records_lock = threading.Lock()
+
+    # -- what subclasses provide -------------------------------------------------
+
+    def url(self) -> str:
+        """The endpoint URL."""
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        """Request headers, credentials included."""
+        return dict(self.extra_headers)
+
+    def attachment_policy(self) -> AttachmentPolicy:
+        """What this provider accepts as attachments."""
+        return AttachmentPolicy(provider_label=self.provider)
+
+    def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
+        """The JSON body for ``request`` (and, for a repair, the follow-up turns).
+
+        Reads (and, where needed, renders) attachment files; call it off the event loop.
+        """
+        raise NotImplementedError
+
+    def parse_reply(self, data: Any) -> AdapterReply:
+        """The answer in a 2xx response body (usage is filled in by the caller).
+
+        Raises:
+            ProviderError: the body does not have the provider's response shape.
+        """
+        raise NotImplementedError
+
+    def parse_usage(self, data: Any) -> Usage:
+        """The token counts in a 2xx response body."""
+        raise NotImplementedError
+
+    def describe_extra(self) -> dict[str, Any]:
+        """Adapter-specific settings for :meth:`describe`."""
+        return {}
+
+    # -- shared behaviour --------------------------------------------------------
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key (shown as nothing: read it only to build a header)."""
+        return self._api_key.reveal() if self._api_key is not None else None
+
+    def redact(self, text: str) -> str:
+        """``text`` without this adapter's secrets."""
+        return redact(text, self._secrets)
+
+    def parts(self, request: JudgeRequest) -> list[Part]:
+        """The labelled attachments of ``request`` under this adapter's policy."""
+        return attachment_parts(request.references, self.attachment_policy())
+
+    def describe(self) -> dict[str, Any]:
+        """Provider, model, base URL (without credentials) and sampling settings, for
+        reports and cache keys. Never contains the API key."""
+        described: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": public_url(self.base_url, self._secrets),
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_output_tokens": self.max_output_tokens,
+        }
+        described.update(self.describe_extra())
+        if self.extra_body:
+            # Round-tripped through text so that a secret nested anywhere is removed.
+            described["extra_body"] = json.loads(
+                self.redact(json.dumps(self.extra_body, sort_keys=True, default=str))
+            )
+        return described
+
+    def shape_error(self, problem: str, data: Any = None) -> ProviderError:
+        """A :class:`ProviderError` for a 2xx body that is not a usable response."""
+        shown = "" if data is None else f": {json.dumps(data, default=str)[:300]}"
+        return ProviderError(
+            self.redact(f"{self.provider} returned an unexpected response ({problem}){shown}"),
+            provider=self.provider,
+            status_code=200,
+        )
+
+    def with_cost(self, usage: Usage, response_model: str | None = None) -> Usage:
+        """``usage`` with its cost, when a price table knows the model."""
+        if self.prices is None:
+            return usage
+        cost = self.prices.cost(self.provider, self.model, usage)
+        if cost is None and response_model and response_model != self.model:
+            cost = self.prices.cost(self.provider, response_model, usage)
+        return usage.model_copy(update={"cost_usd": cost})
+
+    async def agenerate(
+        self, request: JudgeRequest, *, repair: RepairHint | None = None
+    ) -> AdapterReply:
+        """Send ``request`` and return the answer with this call's own usage.
+
+        Under concurrency read the usage from the returned reply (or
+        :attr:`usage_records`), not from :attr:`last_usage`, which is whichever call
+        finished last.
+
+        Raises:
+            ProviderError: the provider failed after retries, or answered with
+                something that is not a response.
+            InputFileNotFoundError: an attachment file is missing.
+        """
+        # Reading and rendering attachments is blocking work.
+        body = await asyncio.to_thread(self.build_body, request, repair)
+        started = time.perf_counter()
+        try:
+            response = await self.transport.send(
+                "POST", self.url(), json_body=body, headers=self.headers()
+            )
+            reply = self.parse_reply(response.data)
+            response_model = as_dict(response.data).get("model")
+            usage = self.with_cost(
+                self.parse_usage(response.data),
+                response_model if isinstance(response_model, str) else None,
+            )
+        except ProviderError as exc:
+            self._record(
+                UsageRecord(
+                    provider=self.provider,
+                    model=self.model,
+                    status="error",
+                    usage=Usage(requests=1),
+                    latency_seconds=time.perf_counter() - started,
+                    attempts=exc.attempts,
+                    repair=repair is not None,
+                    http_status=exc.status_code,
+                    error=self.redact(str(exc)),
+                )
+            )
+            raise
+        reply.usage = usage
+        self._record(
+            UsageRecord(
+                provider=self.provider,
+                model=self.model,
+                status=reply.status,
+                usage=usage,
+                latency_seconds=time.perf_counter() - started,
+                attempts=response.attempts,
+                repair=repair is not None,
+                http_status=response.status_code,
+                response_model=response_model if isinstance(response_model, str) else None,
+            )
+        )
+        return reply
+
+    def _record(self, record: UsageRecord) -> None:
+        # Calls may finish on several threads (run_sync from notebooks).
+        with self._records_lock:
+            self._records.append(record)
+
+    @property
+    def usage_records(self) -> list[UsageRecord]:
+        """One record per call, in the order calls finished."""
+        with self._records_lock:
+            return list(self._records)
+
+    @property
+    def last_usage(self) -> Usage | None:
+        """The usage of the call that finished last (``None`` before any call)."""
+        with self._records_lock:
+            return self._records[-1].usage if self._records else None
+
+    @property
+    def total_usage(self) -> Usage:
+        """The sum over every recorded call."""
+        return total_usage(record.usage for record in self.usage_records)
+
+    def reset_usage(self) -> None:
+        """Forget every usage record."""
+        with self._records_lock:
+            self._records.clear()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={self.describe()['base_url']!r})"
+        )

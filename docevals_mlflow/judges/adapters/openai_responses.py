@@ -1,0 +1,252 @@
+"""OpenAI's Responses API (``POST /v1/responses``) with strict structured output."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from docevals_mlflow.errors import ProviderError
+from docevals_mlflow.judges.adapters.attachments import (
+    DEFAULT_MAX_PDF_PAGES,
+    DEFAULT_PDF_DPI,
+    AttachmentPolicy,
+    FilePart,
+    ImagePart,
+    Part,
+    PdfMode,
+    TextPart,
+)
+from docevals_mlflow.judges.adapters.base import (
+    SCHEMA_NAME,
+    HttpAdapter,
+    as_dict,
+    as_int,
+    task_text,
+)
+from docevals_mlflow.judges.judge import AdapterReply, RepairHint
+from docevals_mlflow.judges.request import JudgeRequest
+from docevals_mlflow.judges.transport import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    RetryPolicy,
+    Sleep,
+)
+from docevals_mlflow.judges.usage import PriceTable, Usage
+
+
+class OpenAIResponsesAdapter(HttpAdapter):
+    """A judge model behind OpenAI's Responses API.
+
+    The task JSON and the labelled attachments (images as ``input_image`` data URLs,
+    PDFs and other files as ``input_file`` with base64 data and the file name) go in
+    one user message; the answer is constrained by ``text.format`` (``json_schema``,
+    strict). Nothing is stored at OpenAI (``store: false``). ``temperature`` and
+    ``top_p`` are sent exactly as set (OpenAI advises changing one, not both);
+    reasoning models may reject them, so leave them unset for those.
+
+    Args:
+        reasoning_effort: ``reasoning.effort`` for reasoning models (``"low"``, ...).
+        image_detail: ``detail`` of image parts (``"auto"``, ``"low"``, ``"high"``).
+        pdf_mode: ``"file"`` (default) sends PDFs as files; ``"pages"`` renders PNGs.
+        pdf_dpi, max_pdf_pages: rendering settings for ``pdf_mode="pages"``.
+
+    The other arguments are those of :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`;
+    the key defaults to ``OPENAI_API_KEY``.
+    """
+
+    provider = "openai"
+    default_base_url = "https://api.openai.com/v1"
+    default_model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_output_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        image_detail: str = "auto",
+        pdf_mode: PdfMode = "file",
+        pdf_dpi: int = DEFAULT_PDF_DPI,
+        max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_retries: int = 5,
+        max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+        requests_per_minute: float | None = None,
+        client: httpx.AsyncClient | None = None,
+        prices: PriceTable | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry_policy: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        super().__init__(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            temperature=temperature,
+            top_p=top_p,
+            max_output_tokens=max_output_tokens,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            client=client,
+            prices=prices,
+            extra_body=extra_body,
+            extra_headers=extra_headers,
+            retry_policy=retry_policy,
+            sleep=sleep,
+        )
+        self.reasoning_effort = reasoning_effort
+        self.image_detail = image_detail
+        self.policy = AttachmentPolicy(
+            pdf_mode=pdf_mode,
+            file_mode="file",
+            pdf_dpi=pdf_dpi,
+            max_pdf_pages=max_pdf_pages,
+            provider_label="OpenAI",
+        )
+
+    def url(self) -> str:
+        """``{base_url}/responses``."""
+        return f"{self.base_url}/responses"
+
+    def headers(self) -> dict[str, str]:
+        """Bearer authentication plus any extra headers."""
+        return {**super().headers(), "authorization": f"Bearer {self.api_key}"}
+
+    def attachment_policy(self) -> AttachmentPolicy:
+        """PDFs and other files as ``input_file`` (or PDF pages as images)."""
+        return self.policy
+
+    def describe_extra(self) -> dict[str, Any]:
+        """Reasoning effort, image detail and the attachment settings."""
+        return {
+            "reasoning_effort": self.reasoning_effort,
+            "image_detail": self.image_detail,
+            **self.policy.describe(),
+        }
+
+    def _wire_part(self, part: Part) -> dict[str, Any]:
+        if isinstance(part, TextPart):
+            return {"type": "input_text", "text": part.text}
+        if isinstance(part, ImagePart):
+            return {
+                "type": "input_image",
+                "image_url": part.data_url(),
+                "detail": self.image_detail,
+            }
+        assert isinstance(part, FilePart)
+        return {"type": "input_file", "filename": part.name, "file_data": part.data_url()}
+
+    def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
+        """The ``/responses`` request body."""
+        content: list[dict[str, Any]] = [{"type": "input_text", "text": task_text(request)}]
+        content.extend(self._wire_part(part) for part in self.parts(request))
+        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        if repair is not None:
+            # The previous answer goes back as the assistant's turn (plain string
+            # content: typed assistant content must be output_text, not input_text).
+            messages.append({"role": "assistant", "content": repair.previous or "(empty answer)"})
+            messages.append(
+                {"role": "user", "content": [{"type": "input_text", "text": repair.message()}]}
+            )
+        body: dict[str, Any] = {
+            "model": self.model,
+            "instructions": request.instructions,
+            "input": messages,
+            "text": {
+                "format": {
+                    "type": "json_schema",
+                    "name": SCHEMA_NAME,
+                    "schema": request.output_schema,
+                    "strict": True,
+                }
+            },
+            "store": False,
+        }
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
+        if self.max_output_tokens is not None:
+            body["max_output_tokens"] = self.max_output_tokens
+        if self.reasoning_effort is not None:
+            body["reasoning"] = {"effort": self.reasoning_effort}
+        body.update(self.extra_body)
+        return body
+
+    def parse_reply(self, data: Any) -> AdapterReply:
+        """Output text from ``output[].content[]`` (``output_text``); ``refusal`` parts
+        make a refused reply; ``status: incomplete`` a truncated (or, for the content
+        filter, refused) one."""
+        if not isinstance(data, dict) or not isinstance(data.get("output"), list):
+            raise self.shape_error("no output list", data)
+        status = data.get("status")
+        if status == "failed":
+            error = as_dict(data.get("error"))
+            raise ProviderError(
+                self.redact(
+                    f"openai response failed: {error.get('code') or 'error'}: "
+                    f"{error.get('message') or 'no message'}"
+                ),
+                provider=self.provider,
+                status_code=200,
+            )
+        texts: list[str] = []
+        refusals: list[str] = []
+        for item in data["output"]:
+            # Reasoning and tool items carry no answer text.
+            if not isinstance(item, dict) or item.get("type", "message") != "message":
+                continue
+            for part in item.get("content") or []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif part.get("type") == "refusal":
+                    refusals.append(str(part.get("refusal") or ""))
+        text = "".join(texts) if texts else None
+        if refusals:
+            refusal = "\n".join(item for item in refusals if item) or "refused without a reason"
+            return AdapterReply(text=text, status="refused", refusal=refusal)
+        if status == "incomplete":
+            reason = as_dict(data.get("incomplete_details")).get("reason")
+            if reason == "content_filter":
+                return AdapterReply(
+                    text=text, status="refused", refusal="stopped by OpenAI's content filter"
+                )
+            # max_output_tokens (or a reason added later): the answer is cut off.
+            return AdapterReply(text=text, status="truncated")
+        if status not in (None, "completed"):
+            raise self.shape_error(f"status {status!r}", {"status": status, "id": data.get("id")})
+        return AdapterReply(text=text)
+
+    def parse_usage(self, data: Any) -> Usage:
+        """``input_tokens`` (cached ones included), ``output_tokens`` (reasoning ones
+        included) and their details."""
+        usage = as_dict(as_dict(data).get("usage"))
+        input_tokens = as_int(usage.get("input_tokens"))
+        output_tokens = as_int(usage.get("output_tokens"))
+        return Usage(
+            requests=1,
+            input_tokens=input_tokens,
+            cached_input_tokens=as_int(
+                as_dict(usage.get("input_tokens_details")).get("cached_tokens")
+            ),
+            output_tokens=output_tokens,
+            reasoning_tokens=as_int(
+                as_dict(usage.get("output_tokens_details")).get("reasoning_tokens")
+            ),
+            total_tokens=as_int(usage.get("total_tokens")) or input_tokens + output_tokens,
+        )
