@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +17,7 @@ from docevals_mlflow.fields.lists import ArrayNode
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.objects import ObjectNode
 from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.fields.state import ROW_FIELDS, DocumentState, Row, Walk
+from docevals_mlflow.fields.state import ROW_FIELDS, Deferred, DocumentState, Row, Walk
 from docevals_mlflow.fields.walks import run_walk, run_walks
 
 
@@ -157,7 +159,7 @@ class FieldComparer:
         explainability_info: Any = None,
     ) -> DocumentComparison:
         """Compare one document's predicted data with its expected data."""
-        walk, finish = self.start(
+        walk, state, finish = self.start(
             expected,
             predicted,
             document_id=document_id,
@@ -166,6 +168,7 @@ class FieldComparer:
             explainability_info=explainability_info,
         )
         run_walk(walk)
+        resolve_deferred([state])
         return finish()
 
     def compare_many(self, documents: Sequence[DocumentInput]) -> list[DocumentComparison]:
@@ -174,8 +177,9 @@ class FieldComparer:
         Gives exactly the same results as calling :meth:`compare` on each.
         """
         started = [self.start(*document[:2], **document[2]) for document in documents]
-        run_walks([walk for walk, _ in started])
-        return [finish() for _, finish in started]
+        run_walks([walk for walk, _, _ in started])
+        resolve_deferred([state for _, state, _ in started])
+        return [finish() for _, _, finish in started]
 
     def start(
         self,
@@ -186,8 +190,9 @@ class FieldComparer:
         document_class: str | None = None,
         confidence: Mapping[str, float] | None = None,
         explainability_info: Any = None,
-    ) -> tuple[Walk, Callable[[], DocumentComparison]]:
-        """The walk of one document and the function that packages its result."""
+    ) -> tuple[Walk, DocumentState, Callable[[], DocumentComparison]]:
+        """The walk of one document, its state, and the function that packages its
+        result (once the walk has run and deferred comparisons are resolved)."""
         root, class_name, configured = self._root(document_class)
         try:
             confidences = (
@@ -205,7 +210,7 @@ class FieldComparer:
         def finish() -> DocumentComparison:
             return self._result(state, document_id, class_name, configured)
 
-        return walk, finish
+        return walk, state, finish
 
     def _result(
         self,
@@ -231,6 +236,43 @@ def _naming_document(walk: Walk, document_id: str) -> Walk:
         return (yield from walk)
     except DocEvalsError as exc:
         raise exc.located(record=document_id) from None
+
+
+def resolve_deferred(states: Sequence[DocumentState]) -> None:
+    """Decide the comparisons that wait for a provider (SEMANTIC, LLM).
+
+    Per comparator, every text of every document is offered to ``prefetch`` first
+    (one batch of embeddings for the whole chunk), then each document's pairs go to
+    ``score_pairs`` together (one request per document, never one per pair). A failed
+    batch leaves its pairs undecided: counted as FD, with the reason in the row.
+    """
+    groups: dict[int, tuple[Any, list[tuple[DocumentState, list[Deferred]]]]] = {}
+    for state in states:
+        by_comparator: dict[int, list[Deferred]] = {}
+        for item in state.deferred:
+            by_comparator.setdefault(id(item[0].comparator), []).append(item)
+        for key, items in by_comparator.items():
+            groups.setdefault(key, (items[0][0].comparator, []))[1].append((state, items))
+        state.deferred = []
+    for comparator, entries in groups.values():
+        prefetch = getattr(comparator, "prefetch", None)
+        if prefetch is not None:
+            # A failed prefetch is not reported here: each document's own call fails
+            # the same way and says so in its rows.
+            with contextlib.suppress(Exception):
+                prefetch([key for _, items in entries for item in items for key in item[3:5]])
+        for state, items in entries:
+            try:
+                scores = comparator.score_pairs([(item[3], item[4]) for item in items])
+            except Exception as exc:  # a provider failure never aborts the batch
+                reason = f"not decided: {type(exc).__name__}: {exc}"
+                for node, expected, predicted, _, _, path, ppath in items:
+                    node.emit(state, path, ppath, expected, predicted, None, "FD", reason)
+                continue
+            for (node, expected, predicted, left, right, path, ppath), score in zip(
+                items, scores, strict=True
+            ):
+                node.settle_scored(expected, predicted, left, right, score, path, ppath, state)
 
 
 DocumentInput = tuple[Any, Any, dict[str, Any]]

@@ -9,7 +9,9 @@ from docevals_mlflow.fields.methods import Comparator
 from docevals_mlflow.fields.state import CELL, DocumentState, Row, WrongType
 
 DISCOVERED_NOTE = "[Discovered: not in the schema; compared with {label}]"
-_TEXT_IDENTITY_METHODS = frozenset({"EXACT", "NORMALIZED", "FUZZY", "LEVENSHTEIN", "DATE"})
+_TEXT_IDENTITY_METHODS = frozenset(
+    {"EXACT", "NORMALIZED", "FUZZY", "LEVENSHTEIN", "DATE", "SEMANTIC", "LLM"}
+)
 
 
 class ScalarNode:
@@ -17,6 +19,7 @@ class ScalarNode:
 
     __slots__ = (
         "comparator",
+        "deferred",
         "discovered",
         "label",
         "method",
@@ -46,6 +49,8 @@ class ScalarNode:
         self.discovered = discovered
         self.note = DISCOVERED_NOTE.format(label=self.label) + " " if discovered else ""
         self.text_identity = self.method in _TEXT_IDENTITY_METHODS
+        self.deferred = bool(getattr(comparator, "deferred", False))
+        """Scores come from a provider: collected and decided in one batch."""
         """Identical non-blank texts always match (not so for numbers: "abc" is no number)."""
 
     def emit(
@@ -145,6 +150,9 @@ class ScalarNode:
             return
         comparator = self.comparator
         left, right = comparator.prepare(expected), comparator.prepare(predicted)
+        if self.deferred:
+            state.deferred.append((self, expected, predicted, left, right, path, ppath))
+            return
         self.settle_scored(
             expected, predicted, left, right, comparator.score(left, right), path, ppath, state
         )

@@ -301,7 +301,12 @@ def _decide_matched(
     """
     for column in columns:
         node = column.node
-        if not column.configured or column.scores is None or not isinstance(node, ScalarNode):
+        if (
+            not column.configured
+            or column.scores is None
+            or not isinstance(node, ScalarNode)
+            or node.deferred
+        ):
             continue
         expected_present = np.array(column.expected_present, dtype=bool)[left]
         predicted_present = np.array(column.predicted_present, dtype=bool)[right]
@@ -438,7 +443,9 @@ def _compare_paired_items(
         node = column.node
         if not isinstance(node, ScalarNode):
             yield from node.walk(value, other, child_path, child_ppath, state)
-        elif column.scores is None:
+        elif column.scores is None or node.deferred:
+            # A deferred comparator paired items with a proxy score; its own decision
+            # on the pair comes later, in one batch.
             node.compare(value, other, child_path, child_ppath, state)
         elif (
             # Both present and plain: the common case needs no emptiness re-check.

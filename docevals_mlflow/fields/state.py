@@ -77,13 +77,19 @@ class WrongType:
         return f"Wrong type: predicted {type(self.value).__name__} where {self.wanted} was expected"
 
 
+Deferred = tuple[Any, Any, Any, Any, Any, str, "str | None"]
+"""``(node, expected, predicted, left key, right key, path, predicted path)``."""
+
+
 class DocumentState:
     """What one document's walk accumulates."""
 
-    __slots__ = ("cells", "confidence", "items", "keep_rows", "nodes", "rows")
+    __slots__ = ("cells", "confidence", "deferred", "items", "keep_rows", "nodes", "rows")
 
     def __init__(self, keep_rows: bool, confidence: Mapping[str, float] | None) -> None:
         self.rows: list[Row] = []
+        self.deferred: list[Deferred] = []
+        """Comparisons waiting for a provider (SEMANTIC, LLM), decided in one batch."""
         self.cells: dict[str, list[int]] = {}
         self.items: dict[str, list[int]] = {}
         self.nodes: dict[str, ScalarNode | ArrayNode] = {}
