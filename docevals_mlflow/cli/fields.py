@@ -170,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             markdown=markdown_text if markdown_text is not None else render_fields_markdown(report),
             dashboard=render_fields_dashboard(report),
             verdict=("fail" if breaches else "pass") if under or over else None,
+            report_json=json_text,
         )
         if schema is not None:
             writer.text("specs/schema.json", schema.model_dump_json(indent=1))

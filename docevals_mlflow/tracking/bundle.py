@@ -106,8 +106,10 @@ class BundleWriter:
         self.files[path] = content.encode("utf-8")
 
     def json(self, path: str, content: Any) -> None:
-        """Add a JSON artifact."""
-        self.text(path, json.dumps(content, indent=1, ensure_ascii=False, default=str) + "\n")
+        """Add a JSON artifact (compact: the C encoder is many times faster than the
+        indenting one on large reports, and the MLflow UI indents JSON itself)."""
+        text = json.dumps(content, ensure_ascii=False, default=str, separators=(",", ":"))
+        self.text(path, text + "\n")
 
     def parquet(self, path: str, frame: Any) -> None:
         """Add a pandas DataFrame as a Parquet artifact (strings stay strings)."""

@@ -1,7 +1,7 @@
 """MLflow key names for field paths, stages and classes: deterministic and legal.
 
-MLflow accepts letters, digits, ``_ - . /``, space and ``:`` in keys (``:`` not on
-Windows, so it is replaced too), at most 250 characters, and rejects ``a//b``,
+MLflow accepts letters and digits (Unicode ones too), ``_ - . /``, space and ``:`` in
+keys (``:`` not on Windows, so it is replaced too), at most 250 characters, and rejects ``a//b``,
 leading or trailing ``/`` and ``..``. Field templates such as
 ``$.Transactions[].Amount`` become ``Transactions.Amount``; anything else illegal
 becomes ``_``. Two different sources that clean up to the same key get ``~2``,
@@ -15,7 +15,7 @@ import hashlib
 import re
 
 MAX_KEY_LENGTH = 250
-_ILLEGAL = re.compile(r"[^0-9A-Za-z_\-. /]")
+_ILLEGAL = re.compile(r"[^\w\-. /]")
 _SLASHES = re.compile(r"/{2,}")
 _DOTS = re.compile(r"\.{2,}")
 

@@ -48,8 +48,13 @@ def layout_fields(
     markdown: str,
     dashboard: str,
     verdict: str | None = None,
+    report_json: str | None = None,
 ) -> KeyMap:
-    """Fill ``writer`` with a field comparison report (``BatchComparison.to_report()``)."""
+    """Fill ``writer`` with a field comparison report (``BatchComparison.to_report()``).
+
+    ``report_json`` is the report already serialised (as the CLI writes it), so a
+    large report is not encoded twice.
+    """
     keys = KeyMap()
     schema = report["schema"]
     writer.param("docevals.version", __version__)
@@ -88,7 +93,10 @@ def layout_fields(
         writer.tag("docevals.verdict", verdict)
     writer.tag("mlflow.note.content", fields_summary(report, verdict))
 
-    writer.json("report/report.json", report)
+    if report_json is not None:
+        writer.text("report/report.json", report_json)
+    else:
+        writer.json("report/report.json", report)
     writer.text("report/report.md", markdown)
     writer.text("report/dashboard.html", dashboard)
     _fields_tables(writer, report)
@@ -134,11 +142,29 @@ def _text_value(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+_ROW_COLUMNS = (
+    "document_id",
+    "document_class",
+    "path",
+    "template",
+    "method",
+    "threshold",
+    "expected",
+    "actual",
+    "score",
+    "outcome",
+    "matched",
+    "confidence",
+    "discovered",
+    "reason",
+)
+
+
 def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
     import pandas as pd
 
     documents = []
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for document in report["documents"]:
         documents.append(
             {
@@ -148,30 +174,33 @@ def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
                 **document["metrics"],
             }
         )
-        for row in document.get("rows") or ():
-            rows.append(
-                {
-                    "document_id": document["id"],
-                    "document_class": document["class"],
-                    "path": row["path"],
-                    "template": row["template"],
-                    "method": row["method"],
-                    "threshold": row["threshold"],
-                    # Values are kept as text, so "0123" stays "0123" (Parquet keeps
-                    # strings); structured values are JSON.
-                    "expected": _text_value(row["expected"]),
-                    "actual": _text_value(row["actual"]),
-                    "score": row["score"],
-                    "outcome": row["outcome"],
-                    "matched": row["matched"],
-                    "confidence": row["confidence"],
-                    "discovered": row["discovered"],
-                    "reason": row["reason"],
-                }
+        doc_id, doc_class = document["id"], document["class"]
+        # Values are kept as text, so "0123" stays "0123" (Parquet keeps strings);
+        # structured values are JSON.
+        rows.extend(
+            (
+                doc_id,
+                doc_class,
+                row["path"],
+                row["template"],
+                row["method"],
+                row["threshold"],
+                _text_value(row["expected"]),
+                _text_value(row["actual"]),
+                row["score"],
+                row["outcome"],
+                row["matched"],
+                row["confidence"],
+                row["discovered"],
+                row["reason"],
             )
+            for row in document.get("rows") or ()
+        )
     writer.parquet("results/documents.parquet", pd.DataFrame(documents))
     if rows:
-        writer.parquet("results/fields.parquet", pd.DataFrame(rows))
+        writer.parquet(
+            "results/fields.parquet", pd.DataFrame.from_records(rows, columns=list(_ROW_COLUMNS))
+        )
 
 
 def fields_dataset(expected_path: str | os.PathLike[str]) -> tuple[DatasetInput, Any]:

@@ -15,6 +15,11 @@ def test_templates_become_readable_segments():
     assert template_segment("$") == "_"
 
 
+def test_unicode_letters_are_kept():
+    assert template_segment("$.fällig am") == "fällig am"
+    _validate_metric_name(legal_key("field/fällig am/f1"))
+
+
 def test_illegal_characters_and_slashes_are_replaced():
     assert legal_key("field/Total (EUR)/f1") == "field/Total _EUR_/f1"
     assert legal_key("class/A/B/f1") == "class/A/B/f1"
