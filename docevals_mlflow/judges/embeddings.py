@@ -1,0 +1,99 @@
+"""Embeddings from an OpenAI-compatible ``/embeddings`` endpoint, batched and cached."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from docevals_mlflow.errors import ConfigurationError, ProviderError
+from docevals_mlflow.judges.judge import run_sync
+from docevals_mlflow.judges.transport import Transport, public_url
+from docevals_mlflow.judges.usage import Usage
+
+Vector = np.ndarray[Any, np.dtype[np.float64]]
+
+
+class EmbeddingClient:
+    """Turns texts into unit vectors, each distinct text fetched once.
+
+    Works with OpenAI and any server with the same wire format (vLLM, Ollama,
+    llama.cpp, LM Studio, text-embeddings-inference). The key comes from ``api_key``
+    or the environment variable named by ``api_key_env``; a local server needs none.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        batch_size: int = 128,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        max_concurrency: int | None = 4,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigurationError("batch_size must be at least 1")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key or (os.environ.get(api_key_env) if api_key_env else None)
+        self.batch_size = batch_size
+        self.transport = Transport(
+            provider="embeddings",
+            endpoint=self.base_url,
+            client=client,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            secrets=[self._key],
+        )
+        self._vectors: dict[str, Vector] = {}
+        self.usage = Usage()
+
+    def describe(self) -> dict[str, Any]:
+        """Model and endpoint (never the key)."""
+        return {"model": self.model, "base_url": public_url(self.base_url, [self._key])}
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """Unit vectors for ``texts`` (synchronous)."""
+        return run_sync(self.aembed(texts))
+
+    async def aembed(self, texts: Sequence[str]) -> list[Vector]:
+        """Unit vectors for ``texts``; texts already seen cost nothing."""
+        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        for start in range(0, len(missing), self.batch_size):
+            await self._fetch(missing[start : start + self.batch_size])
+        return [self._vectors[text] for text in texts]
+
+    async def _fetch(self, texts: list[str]) -> None:
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        response = await self.transport.send(
+            "POST",
+            f"{self.base_url}/embeddings",
+            json_body={"model": self.model, "input": texts},
+            headers=headers,
+        )
+        data = response.data if isinstance(response.data, dict) else {}
+        items = data.get("data")
+        if not isinstance(items, list) or len(items) != len(texts):
+            raise ProviderError(
+                f"embeddings endpoint returned {len(items) if isinstance(items, list) else 'no'} "
+                f"vectors for {len(texts)} texts",
+                provider="embeddings",
+            )
+        for item in sorted(items, key=lambda entry: int(entry.get("index", 0))):
+            vector = np.asarray(item.get("embedding"), dtype=np.float64)
+            norm = float(np.linalg.norm(vector))
+            self._vectors[texts[int(item.get("index", 0))]] = vector / norm if norm else vector
+        tokens = data.get("usage", {}) if isinstance(data.get("usage"), dict) else {}
+        self.usage = self.usage + Usage(
+            requests=1,
+            input_tokens=int(tokens.get("prompt_tokens", 0) or 0),
+            total_tokens=int(tokens.get("total_tokens", 0) or 0),
+        )
