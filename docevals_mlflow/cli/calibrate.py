@@ -1,0 +1,212 @@
+"""``docevals calibrate``: how far a judge agrees with human labels, with a CI gate."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.cli.common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    add_output_options,
+    add_tracking_options,
+    log_evaluation,
+)
+from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.fingerprints import sha256_file
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.judges.calibration import (
+    CalibrationReport,
+    calibrate,
+    kappa_strength,
+    load_human_labels,
+)
+from docevals_mlflow.reports.files import load_report
+
+LEVELS = ("cases", "claims")
+
+
+def register(commands: Any) -> None:
+    """Add the ``calibrate`` subcommand."""
+    parser = commands.add_parser(
+        "calibrate",
+        help="measure how far an LLM judge agrees with human labels",
+        description="Pair human labels (JSON Lines or CSV: case_id, stage_id, claim_id, "
+        "label, labeler) with a judge's verdicts in case or pipeline reports, and report "
+        "agreement, Cohen's kappa with bootstrap intervals, a confusion matrix and, for "
+        "judge panels, Fleiss' kappa across the variants.",
+    )
+    parser.add_argument("reports", nargs="+", type=Path, help="case or pipeline report JSON")
+    parser.add_argument(
+        "--labels", required=True, type=Path, help="human labels (.jsonl, .ndjson, .csv, .tsv)"
+    )
+    add_output_options(parser)
+    parser.add_argument(
+        "--metric", help="the judge metric to calibrate (default: each stage's only judge)"
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples for the intervals (0: none; default 2000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="interval confidence level (default 0.95)",
+    )
+    parser.add_argument(
+        "--min-kappa",
+        type=float,
+        metavar="K",
+        help="exit 1 when the case kappa is below K or undefined",
+    )
+    add_tracking_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def _check_min_kappa(value: float | None) -> None:
+    # Kappa lies in [-1, 1]; anything else (say 70 for 0.7) is a typo that would pass
+    # or fail every run without saying so.
+    if value is not None and not (math.isfinite(value) and -1.0 <= value <= 1.0):
+        raise InputError(f"--min-kappa {value:g}", expected="a value between -1 and 1")
+
+
+def layout_calibration(
+    writer: Any,
+    report: CalibrationReport,
+    *,
+    markdown: str,
+    labels_sha256: str | None = None,
+    verdict: str | None = None,
+) -> None:
+    """Fill a :class:`~docevals_mlflow.tracking.bundle.BundleWriter` with a calibration.
+
+    Metrics per level are ``calibration/{cases,claims}/{agreement, agreement_ci_low,
+    agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high, kappa_decided,
+    abstention_rate, precision, recall, n}``, plus ``calibration/fleiss_kappa`` and
+    ``calibration/variant/<name>/kappa`` for panels. Undefined figures are not logged.
+    """
+    from docevals_mlflow.tracking.keys import KeyMap, legal_key
+
+    keys = KeyMap()
+    writer.param("docevals.version", __version__)
+    writer.param("calibration.metric", ", ".join(report.metrics_used))
+    writer.param("calibration.bootstrap", report.bootstrap)
+    writer.param("calibration.seed", report.seed)
+    writer.param("calibration.confidence", report.confidence)
+    writer.param("calibration.labels_sha256", labels_sha256)
+    for name in LEVELS:
+        figures = report.cases if name == "cases" else report.claims
+        prefix = f"calibration/{name}"
+        writer.metric(f"{prefix}/n", figures.n)
+        writer.metric(f"{prefix}/agreement", figures.agreement)
+        writer.metric(f"{prefix}/kappa", figures.kappa)
+        writer.metric(f"{prefix}/kappa_decided", figures.kappa_decided)
+        writer.metric(f"{prefix}/abstention_rate", figures.abstention_rate)
+        writer.metric(f"{prefix}/precision", figures.precision)
+        writer.metric(f"{prefix}/recall", figures.recall)
+        for figure, interval in (
+            ("agreement", figures.agreement_ci),
+            ("kappa", figures.kappa_ci),
+        ):
+            if interval is not None:
+                writer.metric(f"{prefix}/{figure}_ci_low", interval.low)
+                writer.metric(f"{prefix}/{figure}_ci_high", interval.high)
+    writer.metric("calibration/unmatched_labels", len(report.unmatched_labels))
+    writer.metric("calibration/unlabelled_cases", len(report.unlabelled_cases))
+    writer.metric("calibration/unlabelled_claims", len(report.unlabelled_claims))
+    if report.panel is not None:
+        writer.metric("calibration/fleiss_kappa", report.panel.fleiss_kappa)
+        for variant in report.panel.variant_calibration:
+            segment = keys.named("variant", variant.name)
+            writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
+            writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
+    writer.tag("docevals.kind", "evaluation")
+    writer.tag("docevals.report_kind", "calibration")
+    if verdict is not None:
+        writer.tag("docevals.verdict", verdict)
+    writer.tag("mlflow.note.content", _note(report))
+    writer.json("report/report.json", report.model_dump(mode="json"))
+    writer.text("report/report.md", markdown)
+    writer.json("metrics_index.json", keys.index())
+
+
+def _note(report: CalibrationReport) -> str:
+    lines = [
+        "**docevals judge calibration**",
+        "",
+        f"- {report.verdict_line('cases')}",
+        f"- {report.verdict_line('claims')}",
+    ]
+    panel = report.panel
+    if panel is not None and panel.fleiss_kappa is not None:
+        lines.append(
+            f"- Fleiss' κ across {panel.raters} variants: {panel.fleiss_kappa:.2f} "
+            f"({kappa_strength(panel.fleiss_kappa)})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate, write the reports, log the run, and gate on ``--min-kappa``."""
+    # The threshold first: a typo in it should not cost reading every report.
+    _check_min_kappa(args.min_kappa)
+    labels = load_human_labels(args.labels)
+    reports = [load_report(path) for path in args.reports]
+    report = calibrate(
+        reports,
+        labels,
+        metric=args.metric,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        confidence=args.confidence,
+    )
+    # Render both texts before writing either, so a failure leaves old files alone.
+    json_text = report.model_dump_json(indent=2) + "\n"
+    markdown_text = report.to_markdown()
+    atomic_write_text(args.output, json_text)
+    if args.markdown is not None:
+        atomic_write_text(args.markdown, markdown_text)
+    print(report.verdict_line("cases"))
+    print(report.verdict_line("claims"))
+    if report.panel is not None and report.panel.fleiss_kappa is not None:
+        print(f"Fleiss' κ across panel variants: {report.panel.fleiss_kappa:.2f}")
+    if report.unmatched_labels:
+        print(
+            f"{len(report.unmatched_labels)} label(s) matched no judged case or claim "
+            "(listed in the report)"
+        )
+    print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+
+    breach = None
+    if args.min_kappa is not None:
+        kappa = report.cases.kappa
+        if kappa is None:
+            breach = f"case κ is undefined (required at least {args.min_kappa:g})"
+        elif kappa < args.min_kappa:
+            breach = f"case κ {kappa:.4f} is below {args.min_kappa:g}"
+    verdict = None if args.min_kappa is None else ("fail" if breach else "pass")
+    labels_sha256 = sha256_file(args.labels)
+
+    def build(writer: Any) -> None:
+        layout_calibration(
+            writer,
+            report,
+            markdown=markdown_text,
+            labels_sha256=labels_sha256,
+            verdict=verdict,
+        )
+
+    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    if breach is not None:
+        print(f"docevals: threshold: {breach}", file=sys.stderr)
+        return EXIT_BELOW_THRESHOLD
+    return EXIT_OK
