@@ -204,6 +204,9 @@ def _tokens(text: str) -> int:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops connections when a client opens
+    # sixteen at once, and a dropped SYN costs a one-second retransmit.
+    request_queue_size = 256
     owner: ProviderServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -214,6 +217,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the pooled client expects
+    # Headers and body go out in two writes; with Nagle on, the body waits for the
+    # client's delayed ACK (~40 ms a response), which would swamp the latency we model.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
