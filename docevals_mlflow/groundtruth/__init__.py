@@ -1,0 +1,1 @@
+"""Provisional ground truth: generation by several models, review, signed approval."""
