@@ -1,0 +1,195 @@
+"""The calibration report: :class:`CalibrationReport` and the models it is made of.
+
+Per level (cases, claims) a :class:`LevelCalibration` holds agreement, Cohen's kappa
+with and without the judge's unsure answers, a confusion matrix (rows human, columns
+judge), precision/recall of the judge's ``fail``/``incorrect`` calls and bootstrap
+intervals. A :class:`PanelCalibration` holds Fleiss' kappa across a panel's variants
+and each variant's own kappa with the humans. Labels that match nothing
+(:class:`UnmatchedLabel`) and judged items nobody labelled (:class:`JudgedItem`) are
+listed, never dropped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.judges.calibration.labels import ClaimKind, HumanLabel
+from docevals_mlflow.judges.calibration.markdown import _percent, _render_markdown
+from docevals_mlflow.judges.calibration.statistics import ConfidenceInterval, kappa_strength
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LevelName = Literal["cases", "claims"]
+
+
+class CalibrationPair(DocEvalsModel):
+    """One human label next to the judge's answer on the same case or claim."""
+
+    case_id: str
+    stage_id: str
+    claim_id: str | None = None
+    claim_kind: ClaimKind | None = None
+    metric: str
+    human_label: str
+    """The label as given (``matched``, ``fail``, ...)."""
+    judge_answer: str
+    """The judge's answer as given (a case verdict or a claim verdict)."""
+    human: str
+    """The category compared: the label on the level's scale (matched → correct)."""
+    judge: str
+    """The judge's category on the same scale; an unsure answer keeps its own name."""
+    agrees: bool
+    labeler: str | None = None
+
+
+class LevelCalibration(DocEvalsModel):
+    """Agreement between judge and humans on one level (cases or claims)."""
+
+    level: LevelName
+    n: int
+    """Labels paired with a judge answer."""
+    agreement: float | None
+    agreement_ci: ConfidenceInterval | None = None
+    kappa: float | None
+    """Cohen's kappa with the judge's unsure answers as categories of their own (an
+    abstention never agrees with a human, so it lowers kappa)."""
+    kappa_ci: ConfidenceInterval | None = None
+    decided_n: int
+    """Pairs where the judge decided (did not abstain)."""
+    decided_agreement: float | None
+    kappa_decided: float | None
+    """Cohen's kappa on the decided pairs only."""
+    abstentions: int
+    abstention_rate: float | None
+    abstention_counts: dict[str, int] = Field(default_factory=dict)
+    positive: str
+    """The category precision and recall are about: ``fail`` or ``incorrect``."""
+    precision: float | None
+    """Share of the judge's ``positive`` calls the humans agree with."""
+    recall: float | None
+    """Share of the humans' ``positive`` labels the judge called too."""
+    human_categories: list[str]
+    judge_categories: list[str]
+    confusion: dict[str, dict[str, int]]
+    """``confusion[human][judge]``: how many pairs had that combination."""
+    bootstrap_resamples: int = 0
+    kappa_resamples: int = 0
+    """Resamples in which kappa was defined (those form the kappa interval)."""
+    notes: list[str] = Field(default_factory=list)
+    pairs: list[CalibrationPair] = Field(default_factory=list)
+
+    def confusion_frame(self) -> pd.DataFrame:
+        """The confusion matrix as a DataFrame (index human, columns judge)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(
+            [
+                [self.confusion[human][judge] for judge in self.judge_categories]
+                for human in self.human_categories
+            ],
+            index=pd.Index(self.human_categories, name="human"),
+            columns=pd.Index(self.judge_categories, name="judge"),
+        )
+        return frame
+
+
+class VariantCalibration(DocEvalsModel):
+    """One panel variant's case verdicts against the human case labels."""
+
+    name: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    kappa_decided: float | None
+    abstentions: int
+
+
+class PanelCalibration(DocEvalsModel):
+    """How far a judge panel's variants agree with each other and with humans."""
+
+    metrics: list[str]
+    variants: list[str]
+    cases: int
+    """Panel-judged cases (labelled or not) behind Fleiss' kappa."""
+    raters: int | None
+    category_counts: dict[str, int]
+    """Variant verdicts per category (``not_applicable`` counts as ``uncertain``)."""
+    observed_agreement: float | None
+    """Mean share of agreeing variant pairs per case (Fleiss' P-bar)."""
+    fleiss_kappa: float | None
+    variant_calibration: list[VariantCalibration] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class UnmatchedLabel(DocEvalsModel):
+    """A label with no judged case or claim to pair with, and why."""
+
+    label: HumanLabel
+    reason: str
+
+
+class JudgedItem(DocEvalsModel):
+    """A judged case or claim that no human labelled."""
+
+    case_id: str
+    stage_id: str
+    claim_id: str | None = None
+    metric: str
+    judge_answer: str
+
+
+class CalibrationReport(DocEvalsModel):
+    """The result of :func:`calibrate`: agreement per level, panel figures, and
+    every label or judged item left unpaired."""
+
+    kind: Literal["calibration"] = "calibration"
+    package_version: str = __version__
+    metric: str | None
+    """The metric asked for (``None``: the only judge or panel metric per stage)."""
+    metrics_used: list[str]
+    bootstrap: int
+    seed: int
+    confidence: float
+    cases: LevelCalibration
+    claims: LevelCalibration
+    panel: PanelCalibration | None = None
+    unmatched_labels: list[UnmatchedLabel] = Field(default_factory=list)
+    unlabelled_cases: list[JudgedItem] = Field(default_factory=list)
+    unlabelled_claims: list[JudgedItem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def level(self, name: LevelName) -> LevelCalibration:
+        """The figures of ``cases`` or ``claims``."""
+        return self.cases if name == "cases" else self.claims
+
+    def verdict_line(self, level: LevelName = "cases") -> str:
+        """One sentence, e.g. ``judge agrees with humans on 87% of cases (95% CI
+        80-93%), kappa 0.71 (substantial)`` (with an en dash and the letter kappa)."""
+        figures = self.level(level)
+        if figures.n == 0 or figures.agreement is None:
+            return f"no labelled {level} to compare with the judge"
+        text = f"judge agrees with humans on {_percent(figures.agreement)} of {level}"
+        if figures.agreement_ci is not None:
+            text += (
+                f" ({_percent(self.confidence)} CI "
+                f"{_percent(figures.agreement_ci.low, sign=False)}–"
+                f"{_percent(figures.agreement_ci.high)})"
+            )
+        if figures.kappa is None:
+            return text + ", κ undefined (one category only)"
+        return text + f", κ {figures.kappa:.2f} ({kappa_strength(figures.kappa)})"
+
+    def confusion_frame(self, level: LevelName = "cases") -> pd.DataFrame:
+        """The confusion matrix of ``level`` as a DataFrame (rows human, columns judge)."""
+        return self.level(level).confusion_frame()
+
+    def to_markdown(self, *, max_rows: int = 50) -> str:
+        """A compact Markdown report: verdict lines, a table and a confusion matrix per
+        level, the panel, and the unpaired labels and items (at most ``max_rows``
+        each; the JSON report has all of them)."""
+        return _render_markdown(self, max_rows)

@@ -1,0 +1,154 @@
+"""Agreement statistics: Cohen's kappa, Fleiss' kappa, Landis and Koch's words for a
+kappa value, and percentile bootstrap intervals for agreement and kappa.
+
+Pure arithmetic on categories and counts; nothing here knows about reports or labels.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.errors import ConfigurationError
+
+# Bounds the index matrix of one bootstrap batch (resamples x units) to ~16 MB.
+_BOOTSTRAP_CELLS = 2_000_000
+
+
+def _kappa_from_sums(units: int, agreeing: int, chance: int) -> float | None:
+    """Cohen's kappa from integer sums, exact up to one division.
+
+    With ``n`` units, ``a`` agreeing ones and ``chance = sum_k rows_k * cols_k``,
+    kappa = (p_o - p_e) / (1 - p_e) = (n*a - chance) / (n*n - chance). The
+    denominator is zero exactly when both raters used one and the same category.
+    """
+    denominator = units * units - chance
+    if units == 0 or denominator == 0:
+        return None
+    return (units * agreeing - chance) / denominator
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
+    """Cohen's kappa of two raters who rated the same items (in the same order).
+
+    Categories only one rater used count like any other (they add disagreement and
+    nothing to chance agreement). ``None`` when undefined: no items, or both raters
+    gave every item one and the same category (no variance to agree on).
+    """
+    if len(first) != len(second):
+        raise ConfigurationError(
+            f"the raters rated different numbers of items ({len(first)} and {len(second)})"
+        )
+    rows, cols = Counter(first), Counter(second)
+    agreeing = sum(a == b for a, b in zip(first, second, strict=True))
+    chance = sum(count * cols[category] for category, count in rows.items())
+    return _kappa_from_sums(len(first), agreeing, chance)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa from a subjects x categories table of rating counts.
+
+    Row ``i`` holds how many raters put subject ``i`` in each category; every row
+    must sum to the same number of raters (at least two). ``None`` when there are
+    no subjects or every rating falls in one category. Computed with exact
+    fractions, so hand-computed examples reproduce to the last digit.
+
+    Raises:
+        ConfigurationError: rows of different sums or lengths, negative counts, or
+            fewer than two raters.
+    """
+    if not counts:
+        return None
+    raters = sum(counts[0])
+    width = len(counts[0])
+    for index, row in enumerate(counts):
+        if len(row) != width or any(count < 0 for count in row):
+            raise ConfigurationError(
+                f"row {index} of the Fleiss table is not {width} non-negative counts"
+            )
+        if sum(row) != raters:
+            raise ConfigurationError(
+                f"row {index} of the Fleiss table has {sum(row)} ratings, not {raters}"
+            )
+    if raters < 2:
+        raise ConfigurationError("Fleiss' kappa needs at least two ratings per subject")
+    ratings = len(counts) * raters
+    # Mean observed agreement: for each subject, the share of agreeing rater pairs.
+    pairs_agreeing = sum(count * count for row in counts for count in row) - ratings
+    observed = Fraction(pairs_agreeing, ratings * (raters - 1))
+    totals = [sum(row[column] for row in counts) for column in range(width)]
+    expected = Fraction(sum(total * total for total in totals), ratings * ratings)
+    if expected == 1:
+        return None
+    return float((observed - expected) / (1 - expected))
+
+
+def kappa_strength(kappa: float) -> str:
+    """Landis and Koch's (1977) words for a kappa value.
+
+    Below 0 poor; up to 0.20 slight; 0.40 fair; 0.60 moderate; 0.80 substantial;
+    above that almost perfect.
+    """
+    if kappa < 0:
+        return "poor"
+    for bound, word in (
+        (0.20, "slight"),
+        (0.40, "fair"),
+        (0.60, "moderate"),
+        (0.80, "substantial"),
+    ):
+        if kappa <= bound:
+            return word
+    return "almost perfect"
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+class ConfidenceInterval(DocEvalsModel):
+    """A percentile bootstrap interval."""
+
+    low: float
+    high: float
+
+
+def _percentile_interval(values: npt.NDArray[np.float64], confidence: float) -> ConfidenceInterval:
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return ConfidenceInterval(low=float(low), high=float(high))
+
+
+def _bootstrap(
+    human: npt.NDArray[np.int64],
+    judge: npt.NDArray[np.int64],
+    categories: int,
+    resamples: int,
+    rng: np.random.Generator,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Agreement and kappa of ``resamples`` resamples of the units (NaN: undefined)."""
+    units = len(human)
+    batch = max(1, min(resamples, _BOOTSTRAP_CELLS // units))
+    agreements: list[npt.NDArray[np.float64]] = []
+    kappas: list[npt.NDArray[np.float64]] = []
+    for start in range(0, resamples, batch):
+        size = min(batch, resamples - start)
+        index = rng.integers(0, units, size=(size, units))
+        drawn_human, drawn_judge = human[index], judge[index]
+        agreeing = (drawn_human == drawn_judge).sum(axis=1)
+        chance = np.zeros(size, dtype=np.int64)
+        for category in range(categories):
+            chance += (drawn_human == category).sum(axis=1) * (drawn_judge == category).sum(axis=1)
+        numerator = (units * agreeing - chance).astype(np.float64)
+        denominator = (units * units - chance).astype(np.float64)
+        # Division only where defined, so no warning (tests turn warnings into errors).
+        kappa = np.full(size, np.nan)
+        np.divide(numerator, denominator, out=kappa, where=denominator != 0)
+        agreements.append(agreeing / units)
+        kappas.append(kappa)
+    return np.concatenate(agreements), np.concatenate(kappas)
