@@ -1,4 +1,9 @@
-"""``evaluate-case``, ``evaluate-pipeline`` and ``suite``."""
+"""``evaluate-case``, ``evaluate-pipeline`` and ``suite``.
+
+The two evaluation commands take the judge options of :mod:`docevals_mlflow.cli.judging`:
+``evaluate-case`` judges next to the exact comparison; ``evaluate-pipeline`` adds the
+judge to every stage's configured metrics (which stay).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,15 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     log_evaluation,
 )
+from docevals_mlflow.cli.judging import (
+    add_judge_options,
+    add_to_every_stage,
+    announce,
+    judge_metric,
+    judge_runtime,
+    stage_reports,
+    usage_line,
+)
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.datafiles import load_json_file
@@ -25,6 +39,7 @@ from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.evaluation.config import load_pipeline_config
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.metrics import Metric
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.reports.files import AnyReport, load_report, render_markdown, write_report
 
@@ -36,7 +51,8 @@ def register(commands: Any) -> None:
         help="evaluate one prediction against evidence and ground truth",
         description="Evaluate one JSON prediction with deterministic metrics against "
         "ground-truth files (JSON, CSV/TSV path tables). Evidence files (PDF, images, "
-        "text) are recorded; judging them needs an LLM judge.",
+        "text) are recorded; judging them needs an LLM judge (--judge or --panel), "
+        "which runs next to the exact comparison.",
     )
     case.add_argument("--prediction", required=True, type=Path, help="prediction JSON file")
     case.add_argument("--evidence", action="append", default=[], type=Path, metavar="FILE")
@@ -58,12 +74,16 @@ def register(commands: Any) -> None:
     case.add_argument("--case-sensitive", action="store_true", help="compare text with case")
     add_output_options(case)
     add_fail_on(case)
+    add_judge_options(case)
     add_tracking_options(case)
-    case.set_defaults(handler=lambda args: _run(args, _evaluate_case(args)))
+    case.set_defaults(handler=_run_case)
 
     pipeline = commands.add_parser(
         "evaluate-pipeline",
         help="evaluate a multi-stage pipeline described in a JSON/YAML file",
+        description="Evaluate every stage of a pipeline configuration with the metrics it "
+        "names (exact, function, judge, panel). --judge or --panel adds a judge to every "
+        "stage on top of those metrics.",
     )
     pipeline.add_argument("config", type=Path, help="pipeline configuration (.json, .yaml)")
     pipeline.add_argument("--checkpoint-dir", type=Path, help="reuse and write stage checkpoints")
@@ -76,8 +96,9 @@ def register(commands: Any) -> None:
     )
     add_output_options(pipeline)
     add_fail_on(pipeline)
+    add_judge_options(pipeline, pipeline=True)
     add_tracking_options(pipeline)
-    pipeline.set_defaults(handler=lambda args: _run(args, _evaluate_pipeline(args)))
+    pipeline.set_defaults(handler=_run_pipeline)
 
     suite = commands.add_parser("suite", help="aggregate case and pipeline reports")
     suite.add_argument("reports", nargs="+", type=Path, help="report JSON files")
@@ -109,7 +130,30 @@ def _references(args: argparse.Namespace) -> list[ReferenceArtifact]:
     ]
 
 
-def _evaluate_case(args: argparse.Namespace) -> EvaluationReport:
+def _run_case(args: argparse.Namespace) -> int:
+    # Judge settings first: a missing key should stop the run before any work.
+    judge = judge_metric(args, judge_runtime(args))
+    if judge is not None:
+        announce(judge)
+    return _run(args, _evaluate_case(args, judge))
+
+
+def _run_pipeline(args: argparse.Namespace) -> int:
+    runtime = judge_runtime(args)
+    judge = judge_metric(args, runtime)
+    pipeline, evaluator = load_pipeline_config(args.config, judges=runtime)
+    if judge is not None:
+        add_to_every_stage(evaluator, judge)
+        announce(judge)
+    report = evaluator.evaluate(
+        pipeline,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_context=_context(args.checkpoint_context),
+    )
+    return _run(args, report)
+
+
+def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:
     if not args.prediction.is_file():
         raise InputFileNotFoundError("prediction file not found", source=str(args.prediction))
     prediction = load_json_file(args.prediction)
@@ -130,10 +174,14 @@ def _evaluate_case(args: argparse.Namespace) -> EvaluationReport:
         references=references,
         **fields,
     )
-    metric = ExactStructuredMetric(
-        args.relative_tolerance, args.absolute_tolerance, case_sensitive=args.case_sensitive
-    )
-    return Evaluator([metric]).evaluate(case)
+    metrics: list[Metric] = [
+        ExactStructuredMetric(
+            args.relative_tolerance, args.absolute_tolerance, case_sensitive=args.case_sensitive
+        )
+    ]
+    if judge is not None:
+        metrics.append(judge)
+    return Evaluator(metrics).evaluate(case)
 
 
 def _context(pairs: Sequence[str]) -> dict[str, str]:
@@ -144,15 +192,6 @@ def _context(pairs: Sequence[str]) -> dict[str, str]:
             raise InputError(f"--checkpoint-context {pair!r}", expected="KEY=VALUE")
         context[key] = value
     return context
-
-
-def _evaluate_pipeline(args: argparse.Namespace) -> PipelineEvaluationReport:
-    pipeline, evaluator = load_pipeline_config(args.config)
-    return evaluator.evaluate(
-        pipeline,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_context=_context(args.checkpoint_context),
-    )
 
 
 def _run_suite(args: argparse.Namespace) -> int:
@@ -211,6 +250,10 @@ def _run(
         )
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    # Last, so that it is the line to look at after a run that cost money.
+    usage = usage_line(stage_reports(report, stages))
+    if usage is not None:
+        print(usage)
     verdict = getattr(report, "verdict", None)
     if verdict in FAILING.get(getattr(args, "fail_on", "never"), set()):
         return EXIT_BELOW_THRESHOLD

@@ -8,6 +8,11 @@ Example::
       default: [{type: exact}]
       operations:
         sum_total: [{type: function, callable: "checks:total_matches"}]
+      stages:
+        extract:
+          - {type: exact}
+          - {type: judge, provider: openai, model: gpt-4.1-mini, temperature: 0}
+          - {type: panel, panel: panels/extraction.yaml}
     stages:
       - stage_id: extract
         operation: parse_line_items
@@ -22,6 +27,12 @@ Example::
         depends_on: [extract]
 
 Relative paths are resolved against the folder of the configuration file.
+
+Metric types: ``exact``, ``function`` (``callable: module:attribute``), ``judge`` (the
+fields of :class:`~docevals_mlflow.judges.config.JudgeConfig` written inline) and
+``panel`` (``panel:`` a panel file, see :mod:`docevals_mlflow.judges.config`). Judge
+API keys come from environment variables only; a key written in the ``metrics``
+section is refused.
 """
 
 from __future__ import annotations
@@ -48,6 +59,10 @@ from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
+from docevals_mlflow.judges.config import JudgeConfig, JudgeRuntime, refuse_api_keys
+
+JUDGE_FIELDS = frozenset(JudgeConfig.model_fields) - {"name"}
+"""Fields a ``judge`` metric writes inline; ``name`` stays the metric's name."""
 
 
 class ReferenceConfig(DocEvalsModel):
@@ -131,10 +146,16 @@ class StageConfig(DocEvalsModel):
         return self
 
 
-class MetricConfig(DocEvalsModel):
-    """A deterministic metric: ``exact`` or a ``function`` named ``module:attribute``."""
+MetricType = Literal["exact", "function", "judge", "panel"]
+METRIC_TYPES: frozenset[str] = frozenset(("exact", "function", "judge", "panel"))
 
-    type: Literal["exact", "function"]
+
+class MetricConfig(DocEvalsModel):
+    """A metric: ``exact``, a ``function`` named ``module:attribute``, an LLM ``judge``
+    (the :class:`JudgeConfig` fields inline) or a judge ``panel`` (a panel file path,
+    relative to the configuration file)."""
+
+    type: MetricType
     name: str | None = None
     relative_tolerance: float = Field(default=1e-6, ge=0)
     absolute_tolerance: float = Field(default=1e-6, ge=0)
@@ -143,17 +164,49 @@ class MetricConfig(DocEvalsModel):
     callable: str | None = None
     score_name: str = "score"
     threshold: float | None = None
+    judge: JudgeConfig | None = None
+    """For ``judge``: gathered from the inline fields (``provider``, ``model``, ...)."""
+    panel: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_judge_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("type")
+        if isinstance(kind, str) and kind not in METRIC_TYPES:
+            # Deterministic metrics are the common case and were the only types
+            # before judges; the message leads with them and then names the rest.
+            raise InputError(
+                f"type: Input should be 'exact' or 'function' (got {kind!r}) for a "
+                "deterministic metric, or 'judge' or 'panel' for an LLM judge",
+                path="type",
+            )
+        # The file writes a judge's settings next to ``type``; they are validated as
+        # one JudgeConfig here so that its errors keep their own field names.
+        if kind != "judge" or "judge" in data:
+            return data
+        inline = {key: value for key, value in data.items() if key in JUDGE_FIELDS}
+        rest = {key: value for key, value in data.items() if key not in JUDGE_FIELDS}
+        return {**rest, "judge": JudgeConfig.model_validate(inline)}
 
     @model_validator(mode="after")
     def _function_needs_callable(self) -> MetricConfig:
         if self.type == "function" and not self.callable:
             raise ValueError("a function metric needs 'callable': 'module:function'")
-        if self.type == "exact" and self.callable:
+        if self.type != "function" and self.callable:
             raise ValueError("'callable' only applies to type 'function'")
+        if self.type == "panel" and not self.panel:
+            raise ValueError("a panel metric needs 'panel': the path of a panel file")
+        if self.type != "panel" and self.panel:
+            raise ValueError("'panel' only applies to type 'panel'")
+        if self.type != "judge" and self.judge is not None:
+            raise ValueError("'judge' only applies to type 'judge'")
         return self
 
-    def build(self, base: Path) -> Metric:
-        """Instantiate the metric (importing the function for ``function``)."""
+    def build(self, base: Path, judges: JudgeRuntime | None = None) -> Metric:
+        """Instantiate the metric (importing the function for ``function``, building
+        the judge or panel with ``judges`` for ``judge`` and ``panel``)."""
         if self.type == "exact":
             return ExactStructuredMetric(
                 self.relative_tolerance,
@@ -162,6 +215,13 @@ class MetricConfig(DocEvalsModel):
                 case_sensitive=self.case_sensitive,
                 fail_on_unexpected=self.fail_on_unexpected,
             )
+        runtime = judges or JudgeRuntime()
+        if self.type == "judge":
+            assert self.judge is not None  # filled by the validator
+            return runtime.judge_metric(self.judge, name=self.name or "llm_judge")
+        if self.type == "panel":
+            assert self.panel is not None
+            return runtime.panel_from_file(base / self.panel, name=self.name)
         assert self.callable is not None
         fn = import_callable(self.callable, base)
         return FunctionMetric(
@@ -217,15 +277,24 @@ class PipelineConfig(DocEvalsModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvaluator]:
+def load_pipeline_config(
+    path: str | Path, *, judges: JudgeRuntime | None = None
+) -> tuple[PipelineCase, PipelineEvaluator]:
     """Read a pipeline configuration file into a pipeline and its evaluator.
 
-    Every problem is an :class:`~docevals_mlflow.errors.DocEvalsError` naming the file
-    and, where it applies, the stage.
+    ``judges`` (prices, cache, concurrency) builds the ``judge`` and ``panel``
+    metrics the file names; without it they use the defaults. Every problem is an
+    :class:`~docevals_mlflow.errors.DocEvalsError` naming the file and, where it
+    applies, the stage.
     """
     config_path = Path(path)
     base = config_path.parent
     data = load_data_file(config_path)
+    if isinstance(data, dict):
+        # Only the metrics section configures judges; predictions and references may
+        # legitimately hold any text. Checked before validation, whose errors may
+        # quote the offending value.
+        refuse_api_keys(data.get("metrics"), source=str(config_path), path="metrics")
     try:
         config = PipelineConfig.model_validate(data)
     except InputError as exc:
@@ -244,14 +313,14 @@ def load_pipeline_config(path: str | Path) -> tuple[PipelineCase, PipelineEvalua
         )
         evaluator = PipelineEvaluator(
             stage_metrics={
-                key: [metric.build(base) for metric in value]
+                key: [metric.build(base, judges) for metric in value]
                 for key, value in config.metrics.stages.items()
             },
             operation_metrics={
-                key: [metric.build(base) for metric in value]
+                key: [metric.build(base, judges) for metric in value]
                 for key, value in config.metrics.operations.items()
             },
-            default_metrics=[metric.build(base) for metric in config.metrics.default],
+            default_metrics=[metric.build(base, judges) for metric in config.metrics.default],
             operation_specs=config.operation_specs,
         )
     except DocEvalsError as exc:

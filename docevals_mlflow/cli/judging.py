@@ -1,0 +1,319 @@
+"""Judge options shared by ``evaluate-case`` and ``evaluate-pipeline``, the judges
+built from them, and the usage summary printed at the end.
+
+Evaluations stay offline unless asked: ``--judge`` defaults to ``none``. Keys are
+read from the environment only (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, or the
+variable ``--api-key-env`` names), never from the command line or a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
+from docevals_mlflow.errors import ConfigurationError, InputError
+from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
+from docevals_mlflow.judges.config import (
+    KEY_VARIABLES,
+    MODEL_VARIABLE,
+    PROVIDERS,
+    REASONING_EFFORT_VARIABLE,
+    JudgeConfig,
+    JudgeRuntime,
+    auto_judge,
+    load_prices,
+)
+
+JUDGE_CHOICES = ("auto", *PROVIDERS, "none")
+JUDGE_METRIC_NAME = "llm_judge"
+"""The name of the metric ``--judge`` adds (a ``--panel`` keeps its panel's name)."""
+
+
+def add_judge_options(parser: argparse.ArgumentParser, *, pipeline: bool = False) -> None:
+    """``--judge``, ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature``,
+    ``--reasoning-effort``, ``--panel``, ``--concurrency``, ``--judge-cache`` and
+    ``--prices``."""
+    group = parser.add_argument_group(
+        "LLM judge",
+        "Add an LLM judge (or a panel of judges) to the deterministic metrics"
+        + (
+            " of every stage; the metrics the configuration names stay, and judges it "
+            "names itself use --prices, --judge-cache and --concurrency too"
+            if pipeline
+            else ""
+        )
+        + ". Keys are read from the environment only.",
+    )
+    group.add_argument(
+        "--judge",
+        choices=JUDGE_CHOICES,
+        default="none",
+        help="the judge's provider: 'auto' uses OpenAI when OPENAI_API_KEY is set, else "
+        "Anthropic when ANTHROPIC_API_KEY is set, else no judge; 'none' (default) runs "
+        "deterministic metrics only",
+    )
+    group.add_argument(
+        "--model", help=f"the judge model (default: {MODEL_VARIABLE}, else the provider's)"
+    )
+    group.add_argument(
+        "--base-url",
+        help="the provider's API root (required for openai-compatible, such as "
+        "http://localhost:8000/v1)",
+    )
+    group.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding the key (default: OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY; none for openai-compatible)",
+    )
+    group.add_argument("--temperature", type=float, help="the judge's sampling temperature")
+    group.add_argument(
+        "--reasoning-effort",
+        help=f"OpenAI reasoning effort (low, medium, high; default: {REASONING_EFFORT_VARIABLE})",
+    )
+    group.add_argument(
+        "--panel",
+        type=Path,
+        metavar="PANEL.yaml",
+        help="judge with a panel of judges described in this file (instead of --judge)",
+    )
+    group.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="requests in flight at once per provider (default 8; a judge or variant "
+        "configured with its own max_concurrency keeps it)",
+    )
+    group.add_argument(
+        "--judge-cache",
+        type=Path,
+        metavar="DIR",
+        help="reuse judge answers stored here; a rerun of the same requests is free",
+    )
+    group.add_argument(
+        "--prices",
+        type=Path,
+        metavar="PRICES.yaml",
+        help="USD per million tokens by model ({input, output, cached_input}), for costs",
+    )
+
+
+def judge_runtime(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> JudgeRuntime:
+    """The prices, cache and concurrency every judge of this invocation shares."""
+    if args.concurrency is not None and args.concurrency < 1:
+        raise InputError(f"--concurrency {args.concurrency}", expected="at least 1")
+    prices = load_prices(args.prices) if args.prices is not None else None
+    cache = None
+    if args.judge_cache is not None:
+        from docevals_mlflow.judges.cache import JudgeCache
+
+        cache = JudgeCache(args.judge_cache)
+    return JudgeRuntime(
+        prices=prices,
+        cache=cache,
+        max_concurrency=args.concurrency,
+        environ=environ,
+    )
+
+
+def judge_config(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> JudgeConfig | None:
+    """The judge ``--judge`` and its companions ask for, or ``None`` (no judge).
+
+    Raises:
+        ConfigurationError: the provider's key is not in the environment (the
+            message names the variable to set, never a value).
+        InputError: options that do not go together.
+    """
+    env = os.environ if environ is None else environ
+    choice: str = args.judge
+    if choice == "none":
+        return None
+    if choice == "auto":
+        chosen = auto_judge(env)
+        if chosen is None:
+            print(
+                "docevals: note: --judge auto found neither OPENAI_API_KEY nor "
+                "ANTHROPIC_API_KEY; only deterministic metrics run",
+                file=sys.stderr,
+            )
+            return None
+        provider: str = chosen.provider
+    else:
+        provider = choice
+    variable = args.api_key_env or KEY_VARIABLES.get(provider)
+    if variable is not None and not env.get(variable):
+        raise ConfigurationError(
+            f"--judge {choice} needs an API key: set {variable} in the environment"
+        )
+    model = args.model or env.get(MODEL_VARIABLE) or None
+    effort = args.reasoning_effort
+    if effort is None and provider == "openai":
+        effort = env.get(REASONING_EFFORT_VARIABLE) or None
+    if provider == "openai-compatible":
+        missing = [
+            option
+            for option, value in (("--base-url", args.base_url), ("--model", model))
+            if value is None
+        ]
+        if missing:
+            raise InputError(
+                f"--judge openai-compatible needs {' and '.join(missing)}",
+                expected=f"the server's API root and model (or {MODEL_VARIABLE})",
+            )
+    settings: dict[str, Any] = {
+        "provider": provider,
+        "model": model,
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "temperature": args.temperature,
+        "reasoning_effort": effort,
+        "max_concurrency": args.concurrency,
+    }
+    try:
+        return JudgeConfig(**settings)
+    except InputError as exc:
+        # The model's own wording names fields (reasoning_effort); say which option.
+        raise InputError(f"--judge {choice}: {exc.message}") from None
+
+
+def judge_metric(
+    args: argparse.Namespace,
+    runtime: JudgeRuntime,
+    environ: Mapping[str, str] | None = None,
+) -> Metric | None:
+    """The judge or panel metric the options ask for, or ``None``.
+
+    Raises:
+        InputError: ``--panel`` together with ``--judge`` (other than ``none``) or
+            with single-judge options.
+        ConfigurationError: a key is missing.
+    """
+    if args.panel is not None:
+        if args.judge != "none":
+            raise InputError(
+                f"--panel and --judge {args.judge} cannot be combined",
+                expected="either --panel (its file names the judges) or --judge",
+            )
+        given = [
+            option
+            for option, value in (
+                ("--model", args.model),
+                ("--base-url", args.base_url),
+                ("--api-key-env", args.api_key_env),
+                ("--temperature", args.temperature),
+                ("--reasoning-effort", args.reasoning_effort),
+            )
+            if value is not None
+        ]
+        if given:
+            # Ignoring them silently would run a different panel than asked for.
+            raise InputError(
+                f"{', '.join(given)} only apply to --judge",
+                expected="the panel's settings in its file",
+            )
+        return runtime.panel_from_file(args.panel)
+    config = judge_config(args, environ)
+    if config is None:
+        return None
+    return runtime.judge_metric(config, name=JUDGE_METRIC_NAME)
+
+
+def announce(metric: Metric) -> None:
+    """Say on stderr which judges will be asked (requests leave this machine)."""
+    describe = getattr(metric, "config", None)
+    settings = describe() if callable(describe) else {}
+    if "panel" in settings:
+        members = ", ".join(
+            f"{variant['name']} ({variant['provider']}:{variant['model']})"
+            for variant in settings["panel"]["variants"]
+        )
+        print(f"docevals: judging with panel {metric.name}: {members}", file=sys.stderr)
+        return
+    judge = settings.get("judge", {})
+    where = judge.get("base_url")
+    print(
+        f"docevals: judging with {judge.get('provider')}:{judge.get('model')}"
+        + (f" at {where}" if where else ""),
+        file=sys.stderr,
+    )
+
+
+def add_to_every_stage(evaluator: PipelineEvaluator, metric: Metric) -> None:
+    """Append ``metric`` to every metric list of ``evaluator`` (stage, operation and
+    default lists), so that whichever list a stage gets, it includes the judge.
+
+    Raises:
+        InputError: a list already has a metric of that name (reports key results
+            by name, so the two would be confused).
+    """
+    lists = [
+        *evaluator.stage_metrics.values(),
+        *evaluator.operation_metrics.values(),
+        evaluator.default_metrics,
+    ]
+    for metrics in lists:
+        if any(existing.name == metric.name for existing in metrics):
+            raise InputError(
+                f"the configuration already has a metric named {metric.name!r}",
+                expected="another name for that metric, or no --judge/--panel",
+            )
+    for metrics in lists:
+        metrics.append(metric)
+
+
+def stage_reports(
+    report: Any, stages: Iterable[EvaluationReport] | None = None
+) -> list[EvaluationReport]:
+    """The case reports inside a case or pipeline report (or ``stages`` when given)."""
+    if stages is not None:
+        return list(stages)
+    if isinstance(report, EvaluationReport):
+        return [report]
+    if isinstance(report, PipelineEvaluationReport):
+        return list(report.stage_reports)
+    return []
+
+
+def usage_line(reports: Iterable[EvaluationReport]) -> str | None:
+    """``judges: N requests, X input tokens, Y output tokens[, $Z]`` summed over every
+    metric result's usage, or ``None`` when no metric reported any usage.
+
+    The cost appears only when a price was known for at least one call; when some
+    calls had no price it is marked as partial.
+    """
+    requests = input_tokens = output_tokens = 0
+    cost = 0.0
+    priced = unpriced = False
+    used = False
+    for report in reports:
+        for result in report.metric_results:
+            if not result.usage:
+                continue
+            used = True
+            requests += int(result.usage.get("requests", 0))
+            input_tokens += int(result.usage.get("input_tokens", 0))
+            output_tokens += int(result.usage.get("output_tokens", 0))
+            if "cost_usd" in result.usage:
+                priced = True
+                cost += result.usage["cost_usd"]
+            elif result.usage.get("requests", 0) > 0:
+                # Cached answers cost nothing; only real calls without a price count.
+                unpriced = True
+    if not used:
+        return None
+    line = (
+        f"judges: {requests} requests, {input_tokens} input tokens, {output_tokens} output tokens"
+    )
+    if priced:
+        line += f", ${cost:.4f}" + (" (some models have no price)" if unpriced else "")
+    return line

@@ -1,0 +1,485 @@
+"""Judges and judge panels described as data (YAML/JSON files, CLI options).
+
+A :class:`JudgeConfig` names a provider, a model and its settings and builds a
+:class:`~docevals_mlflow.judges.judge.ModelJudge`; a :class:`PanelConfig` lists
+variants and builds a :class:`~docevals_mlflow.evaluation.panel_metric.JudgePanelMetric`.
+
+Example panel file::
+
+    name: invoice_panel
+    vote_rule: majority
+    review_on_any_disagreement: true
+    variants:
+      - {name: gpt-cold, provider: openai, model: gpt-4.1-mini, temperature: 0}
+      - {name: gpt-warm, provider: openai, model: gpt-4.1-mini, temperature: 0.8}
+      - {name: claude, provider: anthropic, model: claude-sonnet-4-5}
+      - name: local
+        provider: openai-compatible
+        model: qwen2.5-vl
+        base_url: http://localhost:8000/v1
+        api_key_env: LOCAL_LLM_KEY        # the NAME of a variable, never a key
+    prices:                               # USD per million tokens (optional)
+      gpt-4.1-mini: {input: 0.4, output: 1.6, cached_input: 0.1}
+
+API keys are read from environment variables only. A configuration that contains
+one (a field named ``api_key``, or any value that looks like ``sk-...``) is refused
+with an error that says where, never what.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import Field, model_validator
+
+from docevals_mlflow.core.datafiles import load_data_file
+from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
+from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
+from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
+from docevals_mlflow.judges.judge import ModelJudge
+from docevals_mlflow.judges.usage import Price, PriceTable
+
+if TYPE_CHECKING:
+    # Only for annotations: importing httpx here would make every pipeline
+    # configuration load the HTTP stack even when no judge is configured.
+    import httpx
+
+    from docevals_mlflow.judges.cache import JudgeCache
+
+ProviderName = Literal["openai", "anthropic", "openai-compatible"]
+PROVIDERS: tuple[ProviderName, ...] = ("openai", "anthropic", "openai-compatible")
+
+KEY_VARIABLES: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+"""The environment variable each hosted provider's key is read from by default."""
+MODEL_VARIABLE = "VISUAL_EVAL_MODEL"
+"""The judge model when none is given (``--model`` wins)."""
+REASONING_EFFORT_VARIABLE = "VISUAL_EVAL_REASONING_EFFORT"
+"""OpenAI reasoning effort when none is given (``--reasoning-effort`` wins)."""
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# OpenAI (sk-..., sk-proj-...) and Anthropic (sk-ant-...) keys; the look-behind keeps
+# words that merely end in "sk-" (say "task-3") from matching.
+_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9][A-Za-z0-9_-]{5,}")
+_KEY_FIELDS = frozenset(
+    {"api_key", "apikey", "openai_api_key", "anthropic_api_key", "x_api_key", "authorization"}
+)
+
+
+# ----------------------------------------------------------------------------- secrets
+
+
+def find_api_key(data: Any, path: str = "") -> str | None:
+    """Where in ``data`` an API key is written (a field path), or ``None``.
+
+    A field named ``api_key`` (or ``authorization``, ...) counts whatever its value,
+    and so does any key or value containing ``sk-`` followed by key characters.
+    The value itself is never returned, so callers cannot echo it by accident.
+    """
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            where = f"{path}.{key}" if path else str(key)
+            if str(key).casefold().replace("-", "_") in _KEY_FIELDS:
+                return where
+            if _KEY_LIKE.search(str(key)):
+                return path or "(top level)"
+            found = find_api_key(value, where)
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, (list, tuple)):
+        for index, item in enumerate(data):
+            found = find_api_key(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, str) and _KEY_LIKE.search(data):
+        return path or "(top level)"
+    return None
+
+
+def refuse_api_keys(data: Any, *, source: str | None, path: str = "") -> None:
+    """Raise :class:`InputError` when ``data`` contains an API key (see
+    :func:`find_api_key`); the message names the place, never the value."""
+    where = find_api_key(data, path)
+    if where is None:
+        return
+    raise InputError(
+        "an API key is written in this configuration; keys must not be kept in files. "
+        "Put it in an environment variable and name that variable with api_key_env "
+        "(OPENAI_API_KEY and ANTHROPIC_API_KEY are read by default)",
+        source=source,
+        path=where,
+    )
+
+
+# ----------------------------------------------------------------------------- judges
+
+
+class JudgeConfig(DocEvalsModel):
+    """One judge model: provider, model and settings (see the module docstring).
+
+    ``api_key_env`` is the *name* of the environment variable holding the key; by
+    default ``OPENAI_API_KEY`` (openai) or ``ANTHROPIC_API_KEY`` (anthropic), and none
+    for ``openai-compatible`` servers, so an OpenAI key is never sent to another
+    server unless a variable is named. ``max_concurrency`` and ``requests_per_minute``
+    limit requests per provider and base URL.
+    """
+
+    provider: ProviderName
+    model: str | None = Field(default=None, min_length=1)
+    base_url: str | None = Field(default=None, min_length=1)
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    max_concurrency: int | None = Field(default=None, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    reasoning_effort: str | None = Field(default=None, min_length=1)
+    name: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JudgeConfig:
+        if self.api_key_env is not None and not _VARIABLE_NAME.fullmatch(self.api_key_env):
+            raise ValueError(
+                "api_key_env must be the name of an environment variable (such as "
+                "MY_LLM_KEY), not a key"
+            )
+        if self.provider == "openai-compatible":
+            missing = [name for name in ("model", "base_url") if getattr(self, name) is None]
+            if missing:
+                raise ValueError(
+                    f"an openai-compatible judge needs {' and '.join(missing)} (the server "
+                    "has no default)"
+                )
+        if self.reasoning_effort is not None and self.provider != "openai":
+            raise ValueError("reasoning_effort applies to openai judges only")
+        return self
+
+    @property
+    def key_variable(self) -> str | None:
+        """The environment variable the key is read from (``None``: no key is sent)."""
+        return self.api_key_env or KEY_VARIABLES.get(self.provider)
+
+    @property
+    def label(self) -> str:
+        """``name``, else ``provider:model`` (``provider`` when the model is the default)."""
+        if self.name:
+            return self.name
+        return f"{self.provider}:{self.model}" if self.model else self.provider
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The key from the environment, ``None`` when this judge sends none.
+
+        Raises:
+            ConfigurationError: the variable is unset or empty; the message names it.
+        """
+        variable = self.key_variable
+        if variable is None:
+            return None
+        value = (os.environ if environ is None else environ).get(variable)
+        if not value:
+            raise ConfigurationError(
+                f"the {self.provider} judge needs an API key: set {variable} in the environment"
+            )
+        return value
+
+    def build(
+        self,
+        prices: PriceTable | None = None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        cache: JudgeCache | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> ModelJudge:
+        """The judge, with its adapter.
+
+        Args:
+            prices: for ``cost_usd`` in usage; ``None`` leaves cost unknown.
+            client: an ``httpx.AsyncClient`` instead of the shared pooled one.
+            cache: answers are read from and written to this cache.
+            environ: where keys are read (default ``os.environ``).
+
+        Raises:
+            ConfigurationError: the key is missing, or the adapter refuses a setting.
+        """
+        # Imported here: the adapters pull in httpx, which loading a configuration
+        # that never builds a judge should not pay for.
+        from docevals_mlflow.judges.adapters import (
+            AnthropicMessagesAdapter,
+            OpenAICompatibleChatAdapter,
+            OpenAIResponsesAdapter,
+        )
+
+        settings: dict[str, Any] = {
+            "model": self.model,
+            "api_key": self.api_key(environ),
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_output_tokens": self.max_output_tokens,
+            "max_retries": self.max_retries,
+            "requests_per_minute": self.requests_per_minute,
+            "client": client,
+            "prices": prices,
+        }
+        # Unset limits keep each adapter's own defaults rather than None, which
+        # would mean "no limit" for max_concurrency.
+        if self.timeout is not None:
+            settings["timeout"] = self.timeout
+        if self.max_concurrency is not None:
+            settings["max_concurrency"] = self.max_concurrency
+        adapter: Any
+        if self.provider == "openai":
+            adapter = OpenAIResponsesAdapter(reasoning_effort=self.reasoning_effort, **settings)
+        elif self.provider == "anthropic":
+            adapter = AnthropicMessagesAdapter(**settings)
+        else:
+            adapter = OpenAICompatibleChatAdapter(**settings)
+        return ModelJudge(adapter, name=self.name, cache=cache)
+
+
+def auto_judge(environ: Mapping[str, str] | None = None) -> JudgeConfig | None:
+    """The judge ``--judge auto`` picks: OpenAI when ``OPENAI_API_KEY`` is set (even
+    if ``ANTHROPIC_API_KEY`` is too), else Anthropic, else ``None`` (only
+    deterministic metrics run).
+
+    The model comes from ``VISUAL_EVAL_MODEL`` when set (else the provider's default),
+    and OpenAI's reasoning effort from ``VISUAL_EVAL_REASONING_EFFORT``.
+    """
+    env = os.environ if environ is None else environ
+    model = env.get(MODEL_VARIABLE) or None
+    if env.get(KEY_VARIABLES["openai"]):
+        effort = env.get(REASONING_EFFORT_VARIABLE) or None
+        return JudgeConfig(provider="openai", model=model, reasoning_effort=effort)
+    if env.get(KEY_VARIABLES["anthropic"]):
+        return JudgeConfig(provider="anthropic", model=model)
+    return None
+
+
+# ----------------------------------------------------------------------------- panels
+
+
+class VariantConfig(JudgeConfig):
+    """A panel member: a judge, its variant ``name`` and its ``sample_group``.
+
+    Variants of one ``sample_group`` (by default ``provider:model``) are samples of
+    one model and cast one vote together.
+    """
+
+    sample_group: str | None = Field(default=None, min_length=1)
+
+
+class PanelConfig(DocEvalsModel):
+    """A judge panel: variants, vote rule and prices (see the module docstring).
+
+    ``prices`` maps ``model`` (or ``provider:model``) to USD per million tokens:
+    ``{input, output, cached_input}``.
+    """
+
+    name: str = Field(default="judge_panel", min_length=1)
+    vote_rule: Literal["majority", "unanimous"] = "majority"
+    minimum_agreement: float | None = Field(default=None, gt=0, le=1)
+    review_on_any_disagreement: bool = True
+    variants: list[VariantConfig] = Field(min_length=1)
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_names(self) -> PanelConfig:
+        labels = [variant.label for variant in self.variants]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            # Unnamed samples of one model get the same default name; votes and
+            # reports are keyed by name, so they must differ.
+            raise ValueError(
+                f"variant names repeat ({', '.join(repeated)}): give each variant a distinct 'name'"
+            )
+        return self
+
+    def price_table(self, extra: PriceTable | None = None) -> PriceTable | None:
+        """The panel's prices, with ``extra`` (say, from ``--prices``) taking precedence;
+        ``None`` when neither knows any price."""
+        merged = {**self.prices, **(extra.prices if extra is not None else {})}
+        return PriceTable(prices=merged) if merged else None
+
+    def build(
+        self,
+        prices: PriceTable | None = None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        cache: JudgeCache | None = None,
+        environ: Mapping[str, str] | None = None,
+        name: str | None = None,
+    ) -> JudgePanelMetric:
+        """The panel metric; ``prices`` extend (and override) the file's own, and
+        ``name`` replaces the panel's name.
+
+        Raises:
+            ConfigurationError: a variant cannot be built (the message names it).
+        """
+        table = self.price_table(prices)
+        variants = []
+        for index, variant in enumerate(self.variants):
+            try:
+                judge = variant.build(table, client, cache=cache, environ=environ)
+            except (InputError, ConfigurationError) as exc:
+                raise type(exc)(
+                    f"variant {variant.label!r}: {exc.message}",
+                    source=exc.source,
+                    path=f"variants[{index}]" + (f".{exc.path}" if exc.path else ""),
+                    expected=exc.expected,
+                ) from None
+            variants.append(
+                JudgeVariant(
+                    name=variant.label,
+                    judge=judge,
+                    temperature=variant.temperature,
+                    sample_group=variant.sample_group,
+                )
+            )
+        return JudgePanelMetric(
+            variants,
+            name=name or self.name,
+            vote_rule=self.vote_rule,
+            minimum_agreement=self.minimum_agreement,
+            review_on_any_disagreement=self.review_on_any_disagreement,
+        )
+
+
+def load_panel_config(path: str | os.PathLike[str]) -> PanelConfig:
+    """Read a panel file (YAML or JSON).
+
+    Raises:
+        InputError: the file is malformed, holds an API key, or a setting is
+            invalid; the message names the file and, where it applies, the variant.
+        InputFileNotFoundError: there is no such file.
+    """
+    source = str(path)
+    data = load_data_file(Path(path))
+    if not isinstance(data, dict):
+        raise InputError(
+            f"a panel configuration must be a mapping, not {type(data).__name__}",
+            source=source,
+            expected="name, vote_rule, variants, prices",
+        )
+    # Before validation: a validation error may quote the offending value.
+    try:
+        refuse_api_keys(data, source=source)
+    except InputError as exc:
+        raise _in_variant(exc, data) from None
+    try:
+        return PanelConfig.model_validate(data)
+    except InputError as exc:
+        raise _in_variant(exc.located(source=source), data) from None
+
+
+def load_prices(path: str | os.PathLike[str]) -> PriceTable:
+    """Read a price table file: ``model`` (or ``provider:model``) to
+    ``{input, output, cached_input}`` in USD per million tokens.
+
+    Raises:
+        InputError: the file is malformed or a price is invalid (naming the file).
+    """
+    source = str(path)
+    data = load_data_file(Path(path))
+    refuse_api_keys(data, source=source)
+    if not isinstance(data, dict) or not all(isinstance(value, dict) for value in data.values()):
+        raise InputError(
+            "a price table must map each model to its prices",
+            source=source,
+            expected="model: {input: USD, output: USD, cached_input: USD} per million tokens",
+        )
+    try:
+        return PriceTable.from_mapping(data)
+    except InputError as exc:
+        raise exc.located(source=source) from None
+
+
+_VARIANT_PATH = re.compile(r"variants\[(\d+)\]")
+
+
+def _in_variant(error: DocEvalsError, data: dict[str, Any]) -> DocEvalsError:
+    """``error`` with the variant it is about named in the message (by name, else by
+    position), when its path points into ``variants``."""
+    match = _VARIANT_PATH.match(error.path or "")
+    variants = data.get("variants")
+    if not match or not isinstance(variants, list):
+        return error
+    index = int(match.group(1))
+    entry = variants[index] if index < len(variants) else None
+    name = entry.get("name") if isinstance(entry, dict) else None
+    label = repr(name) if isinstance(name, str) and name else f"#{index + 1}"
+    named = type(error)(
+        f"variant {label}: {error.message}",
+        source=error.source,
+        record=error.record,
+        path=error.path,
+        stage=error.stage,
+        expected=error.expected,
+    )
+    return named
+
+
+# ----------------------------------------------------------------------------- runtime
+
+
+AnyJudgeConfig = TypeVar("AnyJudgeConfig", bound=JudgeConfig)
+
+
+@dataclass(frozen=True)
+class JudgeRuntime:
+    """How judges built from configuration run in this process: prices, cache,
+    HTTP client, default concurrency and the environment keys come from.
+
+    One runtime serves every judge of an invocation (the CLI's ``--judge``, its
+    ``--panel``, and the judges a pipeline configuration names), so that
+    ``--prices``, ``--judge-cache`` and ``--concurrency`` apply to all of them.
+    ``max_concurrency`` applies where a configuration sets none of its own.
+    """
+
+    prices: PriceTable | None = None
+    cache: JudgeCache | None = None
+    client: httpx.AsyncClient | None = None
+    max_concurrency: int | None = None
+    environ: Mapping[str, str] | None = None
+
+    def _defaults(self, config: AnyJudgeConfig) -> AnyJudgeConfig:
+        if self.max_concurrency is None or config.max_concurrency is not None:
+            return config
+        return config.model_copy(update={"max_concurrency": self.max_concurrency})
+
+    def judge(self, config: JudgeConfig) -> ModelJudge:
+        """Build one judge."""
+        return self._defaults(config).build(
+            self.prices, self.client, cache=self.cache, environ=self.environ
+        )
+
+    def judge_metric(self, config: JudgeConfig, *, name: str = "llm_judge") -> LLMJudgeMetric:
+        """An :class:`LLMJudgeMetric` around one judge."""
+        return LLMJudgeMetric(self.judge(config), name=name)
+
+    def panel(self, config: PanelConfig, *, name: str | None = None) -> JudgePanelMetric:
+        """Build a panel metric."""
+        with_defaults = config.model_copy(
+            update={"variants": [self._defaults(variant) for variant in config.variants]}
+        )
+        return with_defaults.build(
+            self.prices, self.client, cache=self.cache, environ=self.environ, name=name
+        )
+
+    def panel_from_file(
+        self, path: str | os.PathLike[str], *, name: str | None = None
+    ) -> JudgePanelMetric:
+        """Load a panel file and build it; every error names the file."""
+        config = load_panel_config(path)
+        try:
+            return self.panel(config, name=name)
+        except DocEvalsError as exc:
+            raise exc.located(source=str(path)) from None
