@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -1005,3 +1006,27 @@ def test_console_script_evaluates_and_gates(tmp_path: Path) -> None:
 @pytest.fixture(autouse=True)
 def _no_sys_path_leaks(isolated_sys_path: None) -> None:
     """Every test here may import user modules from a config folder."""
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_evaluate_pipeline_draws_a_progress_bar_on_a_terminal_only(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    checks_module: ModuleWriter,
+) -> None:
+    config = write_pipeline(tmp_path / "config", checks_module)
+    terminal = Terminal()
+    captured = sys.stderr
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["evaluate-pipeline", str(config), "--output", str(tmp_path / "r.json")]) == 1
+    drawn = terminal.getvalue()
+    assert drawn.startswith("\revaluating stages")
+    assert drawn.endswith("] 3/3\n")
+    monkeypatch.setattr("sys.stderr", captured)
+    code, _, err = run(capsys, "evaluate-pipeline", config, "--output", tmp_path / "r2.json")
+    assert (code, err) == (1, "")  # redirected: no bar, no milestone lines

@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 
 from docevals_mlflow.cli import main
-from docevals_mlflow.cli.quickstart import ProgressDisplay
+from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.fields.numbers import parse_number
 from docevals_mlflow.quickstart import PROMPTS, generate_invoices, run_quickstart
 from docevals_mlflow.quickstart.run import simulate_extraction
@@ -164,7 +164,7 @@ def test_progress_redraws_in_place_on_a_terminal() -> None:
             return True
 
     stream = Terminal()
-    progress = ProgressDisplay(stream, interval=0)
+    progress = ProgressDisplay(stream, command="quickstart", interval=0)
     for done in range(5):
         progress("generating invoices", done, 4)
     text = stream.getvalue()
@@ -173,7 +173,7 @@ def test_progress_redraws_in_place_on_a_terminal() -> None:
     assert text.count("\n") == 1
     # Throttled: between the first and the last call nothing is redrawn.
     throttled = Terminal()
-    progress = ProgressDisplay(throttled, interval=60)
+    progress = ProgressDisplay(throttled, command="quickstart", interval=60)
     for done in range(5):
         progress("generating invoices", done, 4)
     assert throttled.getvalue().count("\r") == 2

@@ -8,6 +8,7 @@ judge to every stage's configured metrics (which stay).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from docevals_mlflow.cli.judging import (
     stage_reports,
     usage_line,
 )
+from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.datafiles import load_json_file
@@ -145,10 +147,14 @@ def _run_pipeline(args: argparse.Namespace) -> int:
     if judge is not None:
         add_to_every_stage(evaluator, judge)
         announce(judge)
+    # A bar on a terminal only: judged stages take seconds each, while redirected
+    # output (CI logs) keeps exactly the lines it always had.
+    progress = ProgressDisplay(sys.stderr, command="evaluate-pipeline", milestones=False)
     report = evaluator.evaluate(
         pipeline,
         checkpoint_dir=args.checkpoint_dir,
         checkpoint_context=_context(args.checkpoint_context),
+        progress=lambda done, total: progress("evaluating stages", done, total),
     )
     return _run(args, report)
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from docevals_mlflow.cli.common import (
     EXIT_OK,
@@ -15,6 +14,7 @@ from docevals_mlflow.cli.common import (
     log_evaluation,
     tracking_wanted,
 )
+from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.errors import InputError
 
 DEFAULT_OUTPUT = Path("docevals-quickstart")
@@ -69,45 +69,6 @@ def register(commands: Any) -> None:
         help=f"write the reports only, log no runs (or set {NO_MLFLOW_VARIABLE}=1)",
     )
     quickstart.set_defaults(handler=run)
-
-
-class ProgressDisplay:
-    """Progress on a stream: a bar redrawn in place on a terminal, else milestone lines.
-
-    Redirected output (a log file, CI) gets one line per finished step instead of
-    carriage returns that would pile up as garbage.
-    """
-
-    WIDTH = 24
-
-    def __init__(self, stream: TextIO, *, interval: float = 0.05) -> None:
-        self.stream = stream
-        isatty = getattr(stream, "isatty", None)
-        self.live = bool(isatty()) if callable(isatty) else False
-        self.interval = interval
-        self._drawn = 0
-        self._last = -math.inf
-
-    def __call__(self, step: str, done: int, total: int) -> None:
-        """Show that ``done`` of ``total`` units of ``step`` are finished."""
-        finished = done >= total
-        if self.live:
-            now = time.monotonic()
-            # Redrawn at most every `interval` seconds (a thousand documents would
-            # otherwise be a thousand redraws), but always at the start and the end.
-            if not finished and done and now - self._last < self.interval:
-                return
-            self._last = now
-            filled = self.WIDTH * done // total if total else self.WIDTH
-            line = f"{step:<28} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total}"
-            # Padding wipes what a longer previous line left behind.
-            self.stream.write("\r" + line.ljust(self._drawn))
-            self._drawn = 0 if finished else len(line)
-            if finished:
-                self.stream.write("\n")
-        elif finished:
-            self.stream.write(f"docevals quickstart: {step}: done ({total}/{total})\n")
-        self.stream.flush()
 
 
 def _shown(value: float | None) -> str:
@@ -220,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             expected=f"a number of invoices from 1 to {MAX_DOCUMENTS}",
         )
     started = time.perf_counter()
-    progress = ProgressDisplay(sys.stderr)
+    progress = ProgressDisplay(sys.stderr, command="quickstart")
     result = run_quickstart(
         args.output_dir, documents=args.documents, seed=args.seed, progress=progress
     )

@@ -12,6 +12,7 @@ from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.specs import OperationSpec
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.progress import Progress, ProgressCounter
 from docevals_mlflow.evaluation.stage import arun_stage_metrics, build_stage_report, stage_warnings
 from docevals_mlflow.judges.judge import run_sync
 
@@ -58,9 +59,11 @@ class Evaluator:
         cases: Sequence[EvaluationCase],
         *,
         max_concurrency: int = 8,
+        progress: Progress | None = None,
     ) -> list[EvaluationReport]:
         """Evaluate many cases concurrently (at most ``max_concurrency`` at a time),
-        returning their reports in the order of ``cases``.
+        returning their reports in the order of ``cases``; ``progress(done, total)`` is
+        called as cases finish.
 
         Judges wait on providers together; provider limits (concurrency, requests per
         minute) still apply underneath.
@@ -68,12 +71,17 @@ class Evaluator:
         if max_concurrency < 1:
             raise ConfigurationError("max_concurrency must be at least 1")
 
+        counter = ProgressCounter(progress, len(cases))
+        counter.start()
+
         async def all_cases() -> list[EvaluationReport]:
             limit = asyncio.Semaphore(max_concurrency)
 
             async def one(case: EvaluationCase) -> EvaluationReport:
                 async with limit:
-                    return await self.aevaluate(case)
+                    report = await self.aevaluate(case)
+                counter.advance()
+                return report
 
             return list(await asyncio.gather(*(one(case) for case in cases)))
 

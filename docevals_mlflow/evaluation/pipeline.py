@@ -22,6 +22,7 @@ from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.checkpoints import CheckpointStore, checkpoint_fingerprint
 from docevals_mlflow.evaluation.evaluator import as_registry
 from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.progress import Progress, ProgressCounter
 from docevals_mlflow.evaluation.stage import (
     arun_stage_metrics,
     build_stage_report,
@@ -79,17 +80,24 @@ class PipelineEvaluator:
         *,
         checkpoint_dir: str | os.PathLike[str] | None = None,
         checkpoint_context: Mapping[str, Any] | None = None,
+        progress: Progress | None = None,
     ) -> PipelineEvaluationReport:
         """Evaluate every stage; with ``checkpoint_dir``, reuse and write checkpoints.
 
         A checkpoint is reused only when its fingerprint (the resolved stage, its
         metrics' configuration, ``checkpoint_context``, the package version and the
         bytes of file references) matches; stale or corrupt ones are recomputed with a
-        :class:`~docevals_mlflow.errors.CheckpointWarning`.
+        :class:`~docevals_mlflow.errors.CheckpointWarning`. ``progress(done, total)``
+        is called as stages finish.
         """
+        counter = ProgressCounter(progress, len(pipeline.stages))
+        counter.start()
         return run_sync(
             self.aevaluate(
-                pipeline, checkpoint_dir=checkpoint_dir, checkpoint_context=checkpoint_context
+                pipeline,
+                checkpoint_dir=checkpoint_dir,
+                checkpoint_context=checkpoint_context,
+                counter=counter,
             )
         )
 
@@ -100,13 +108,15 @@ class PipelineEvaluator:
         max_concurrency: int = 8,
         checkpoint_root: str | os.PathLike[str] | None = None,
         checkpoint_context: Mapping[str, Any] | None = None,
+        progress: Progress | None = None,
     ) -> list[PipelineEvaluationReport]:
         """Evaluate many pipelines; at most ``max_concurrency`` stages (across all
         pipelines) are being evaluated at a time, each as soon as its dependencies
         are done. Reports come back in the order of ``pipelines``.
 
         With ``checkpoint_root``, each pipeline checkpoints under
-        ``checkpoint_root/<pipeline id>``.
+        ``checkpoint_root/<pipeline id>``. ``progress(done, total)`` counts the stages
+        of the whole batch.
         """
         if max_concurrency < 1:
             raise ConfigurationError("max_concurrency must be at least 1")
@@ -117,6 +127,9 @@ class PipelineEvaluator:
                 f"pipeline ids {repeated} repeat, so their checkpoints would collide",
                 expected="unique pipeline ids",
             )
+
+        counter = ProgressCounter(progress, sum(len(p.stages) for p in pipelines))
+        counter.start()
 
         async def all_pipelines() -> list[PipelineEvaluationReport]:
             limit = asyncio.Semaphore(max_concurrency)
@@ -132,6 +145,7 @@ class PipelineEvaluator:
                             ),
                             checkpoint_context=checkpoint_context,
                             limit=limit,
+                            counter=counter,
                         )
                         for pipeline in pipelines
                     )
@@ -147,6 +161,7 @@ class PipelineEvaluator:
         checkpoint_dir: str | os.PathLike[str] | None = None,
         checkpoint_context: Mapping[str, Any] | None = None,
         limit: asyncio.Semaphore | None = None,
+        counter: ProgressCounter | None = None,
     ) -> PipelineEvaluationReport:
         """The async core of :meth:`evaluate`: each stage starts as soon as the stages
         it depends on are done, so independent stages run concurrently."""
@@ -165,6 +180,12 @@ class PipelineEvaluator:
         done: dict[str, asyncio.Future[EvaluationReport]] = {}
 
         async def evaluate_stage(stage: EvaluationCase) -> EvaluationReport:
+            report = await stage_report(stage)
+            if counter is not None:
+                counter.advance()
+            return report
+
+        async def stage_report(stage: EvaluationCase) -> EvaluationReport:
             for dependency in stage.depends_on:
                 await done[dependency]
             upstream = {

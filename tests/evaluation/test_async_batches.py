@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from docevals_mlflow import (
@@ -39,13 +37,10 @@ def slow_adapter(delay=0.1):
 def test_cases_run_concurrently_and_keep_their_order():
     adapter = slow_adapter()
     evaluator = Evaluator([LLMJudgeMetric(ModelJudge(adapter))])
-    started = time.perf_counter()
     reports = evaluator.evaluate_batch(cases(12), max_concurrency=6)
-    elapsed = time.perf_counter() - started
     assert [report.case_id for report in reports] == [f"case-{i}" for i in range(12)]
     assert all(report.verdict == "pass" for report in reports)
-    assert adapter.max_in_flight == 6
-    assert elapsed < 0.2 * 12 / 6 + 0.5  # ~2 rounds of 0.1 s, far from 12 in a row
+    assert adapter.max_in_flight == 6  # concurrent, not twelve in a row
 
 
 def test_concurrency_must_be_positive():
@@ -76,16 +71,13 @@ def test_independent_stages_of_many_pipelines_overlap(tmp_path):
     adapter = slow_adapter(0.1)
     evaluator = PipelineEvaluator(default_metrics=[LLMJudgeMetric(ModelJudge(adapter))])
     pipelines = [pipeline(f"p{index}") for index in range(4)]
-    started = time.perf_counter()
     reports = evaluator.evaluate_batch(
         pipelines, max_concurrency=8, checkpoint_root=tmp_path / "ckpt"
     )
-    elapsed = time.perf_counter() - started
     assert [report.pipeline_id for report in reports] == ["p0", "p1", "p2", "p3"]
     assert [s.stage_id for s in reports[0].stage_reports] == ["a", "b", "c", "d"]
     assert adapter.calls == 16
-    assert adapter.max_in_flight == 8  # four pipelines x (b, c)
-    assert elapsed < 0.3 * 4  # three dependency levels, not 16 calls in a row
+    assert adapter.max_in_flight == 8  # four pipelines x (b, c), not 16 calls in a row
     assert (tmp_path / "ckpt" / "p0" / "01-a.json").is_file()
     again = evaluator.evaluate_batch(pipelines, checkpoint_root=tmp_path / "ckpt")
     assert adapter.calls == 16  # everything reused
@@ -97,3 +89,19 @@ def test_repeated_pipeline_ids_cannot_share_checkpoints(tmp_path):
     evaluator = PipelineEvaluator(default_metrics=[LLMJudgeMetric(ModelJudge(slow_adapter(0)))])
     with pytest.raises(ConfigurationError, match="collide"):
         evaluator.evaluate_batch([pipeline("p"), pipeline("p")], checkpoint_root=tmp_path)
+
+
+def test_batches_report_progress_as_units_finish(tmp_path):
+    seen: list[tuple[int, int]] = []
+    evaluator = Evaluator([LLMJudgeMetric(ModelJudge(slow_adapter(0.01)))])
+    evaluator.evaluate_batch(cases(5), max_concurrency=2, progress=lambda *p: seen.append(p))
+    assert seen == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+
+    seen.clear()
+    pipelines = PipelineEvaluator(default_metrics=[LLMJudgeMetric(ModelJudge(slow_adapter(0.01)))])
+    pipelines.evaluate_batch([pipeline("p0"), pipeline("p1")], progress=lambda *p: seen.append(p))
+    assert seen == [(done, 8) for done in range(9)]  # the batch's stages, counted once
+
+    seen.clear()
+    pipelines.evaluate(pipeline("p2"), progress=lambda *p: seen.append(p))
+    assert seen == [(done, 4) for done in range(5)]
