@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,15 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     log_evaluation,
 )
+from docevals_mlflow.cli.judging import add_judge_options, judge_config, judge_runtime
 from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.errors import InputError
+from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.inputs import pair_records
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
 
+OPENAI_API_ROOT = "https://api.openai.com/v1"
 FAIL_UNDER_METRICS = ("precision", "recall", "f1", "accuracy", "macro_f1")
 """Metrics ``docevals fields --fail-under`` accepts (higher is better)."""
 FAIL_OVER_METRICS = ("far", "fdr")
@@ -67,8 +70,102 @@ def register(commands: Any) -> None:
         action="store_true",
         help="keep per-document cells only, not one row per attribute (less memory)",
     )
+    add_judge_options(fields, fields=True)
+    semantic = fields.add_argument_group(
+        "embeddings",
+        "The embedding model for fields whose schema method is SEMANTIC (cosine "
+        "similarity against the field's threshold; each distinct text is embedded once).",
+    )
+    semantic.add_argument(
+        "--embeddings-model", metavar="NAME", help="embedding model; enables SEMANTIC fields"
+    )
+    semantic.add_argument(
+        "--embeddings-url",
+        metavar="URL",
+        help=f"an OpenAI-compatible API root (default {OPENAI_API_ROOT})",
+    )
+    semantic.add_argument(
+        "--embeddings-key-env",
+        metavar="NAME",
+        help="the environment variable holding its key (default OPENAI_API_KEY for OpenAI, "
+        "none for another --embeddings-url)",
+    )
     add_tracking_options(fields)
     fields.set_defaults(handler=run)
+
+
+class FieldMethodProviders:
+    """The SEMANTIC and LLM providers the options ask for, and what they used."""
+
+    def __init__(self, embeddings: Any = None, llm: Any = None) -> None:
+        # Imported here: they pull in httpx, which a purely deterministic run skips.
+        from docevals_mlflow.evaluation.field_providers import field_providers
+
+        self.embeddings = embeddings
+        self.comparators: list[Any] = []
+        self.providers = dict(field_providers(embeddings=embeddings, llm=llm))
+        if "LLM" in self.providers:
+            build = self.providers["LLM"]
+
+            def tracked(spec: Any) -> Any:
+                comparator = build(spec)
+                self.comparators.append(comparator)
+                return comparator
+
+            self.providers["LLM"] = tracked
+
+    def usage_line(self) -> str | None:
+        """``field methods: N requests, X input tokens, Y output tokens`` or ``None``."""
+        usages = [comparator.usage for comparator in self.comparators]
+        if self.embeddings is not None:
+            usages.append(self.embeddings.usage)
+        if not usages:
+            return None
+        requests = sum(usage.requests for usage in usages)
+        tokens_in = sum(usage.input_tokens for usage in usages)
+        tokens_out = sum(usage.output_tokens for usage in usages)
+        return (
+            f"field methods: {requests} requests, {tokens_in} input tokens, "
+            f"{tokens_out} output tokens"
+        )
+
+
+def field_method_providers(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> FieldMethodProviders:
+    """The SEMANTIC and LLM providers the options ask for (none by default).
+
+    Raises:
+        ConfigurationError: a key the options need is not in the environment.
+    """
+    env = os.environ if environ is None else environ
+    embeddings = None
+    if args.embeddings_model:
+        from docevals_mlflow.judges.embeddings import EmbeddingClient
+
+        url = args.embeddings_url or OPENAI_API_ROOT
+        # An OpenAI key goes to OpenAI only, never to some other server by default.
+        variable = args.embeddings_key_env or (
+            "OPENAI_API_KEY" if args.embeddings_url is None else None
+        )
+        if variable is not None and not env.get(variable):
+            raise ConfigurationError(
+                f"--embeddings-model needs an API key: set {variable} in the environment"
+            )
+        embeddings = EmbeddingClient(
+            model=args.embeddings_model,
+            base_url=url,
+            api_key=env.get(variable) if variable else None,
+            api_key_env=None,
+        )
+    elif args.embeddings_url or args.embeddings_key_env:
+        raise InputError(
+            "--embeddings-url and --embeddings-key-env need --embeddings-model",
+            expected="the embedding model's name",
+        )
+    config = judge_config(args, environ)
+    llm = judge_runtime(args, environ).judge(config).adapter if config is not None else None
+    return FieldMethodProviders(embeddings, llm)
 
 
 def _thresholds(option: str, pairs: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:
@@ -139,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
     under = _thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
     over = _thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
+    providers = field_method_providers(args)
     # Both unpaired lists are complete here (pair_records indexes both sides first),
     # which compare_documents needs since it takes them before the pairs.
     pairs, expected_only, predicted_only = pair_records(args.expected, args.predicted)
@@ -146,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
         pairs,
         schema,
         keep_rows=not args.no_rows,
+        providers=providers.providers,
         expected_only=expected_only,
         predicted_only=predicted_only,
     )
@@ -157,6 +256,9 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown is not None and markdown_text is not None:
         atomic_write_text(args.markdown, markdown_text)
     print(_fields_summary(report))
+    usage = providers.usage_line()
+    if usage is not None:
+        print(usage)
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
     breaches = _breaches(report, under, over)
 

@@ -35,21 +35,30 @@ JUDGE_METRIC_NAME = "llm_judge"
 """The name of the metric ``--judge`` adds (a ``--panel`` keeps its panel's name)."""
 
 
-def add_judge_options(parser: argparse.ArgumentParser, *, pipeline: bool = False) -> None:
+def add_judge_options(
+    parser: argparse.ArgumentParser, *, pipeline: bool = False, fields: bool = False
+) -> None:
     """``--judge``, ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature``,
     ``--reasoning-effort``, ``--panel``, ``--concurrency``, ``--judge-cache`` and
-    ``--prices``."""
-    group = parser.add_argument_group(
-        "LLM judge",
-        "Add an LLM judge (or a panel of judges) to the deterministic metrics"
-        + (
-            " of every stage; the metrics the configuration names stay, and judges it "
-            "names itself use --prices, --judge-cache and --concurrency too"
-            if pipeline
-            else ""
+    ``--prices``; with ``fields`` (``docevals fields``) the judge decides LLM-method
+    fields, so there is no ``--panel``."""
+    if fields:
+        description = (
+            "The model that decides fields whose schema method is LLM (one request per "
+            "document, never one per pair). Keys are read from the environment only."
         )
-        + ". Keys are read from the environment only.",
-    )
+    else:
+        description = (
+            "Add an LLM judge (or a panel of judges) to the deterministic metrics"
+            + (
+                " of every stage; the metrics the configuration names stay, and judges it "
+                "names itself use --prices, --judge-cache and --concurrency too"
+                if pipeline
+                else ""
+            )
+            + ". Keys are read from the environment only."
+        )
+    group = parser.add_argument_group("LLM judge", description)
     group.add_argument(
         "--judge",
         choices=JUDGE_CHOICES,
@@ -77,12 +86,15 @@ def add_judge_options(parser: argparse.ArgumentParser, *, pipeline: bool = False
         "--reasoning-effort",
         help=f"OpenAI reasoning effort (low, medium, high; default: {REASONING_EFFORT_VARIABLE})",
     )
-    group.add_argument(
-        "--panel",
-        type=Path,
-        metavar="PANEL.yaml",
-        help="judge with a panel of judges described in this file (instead of --judge)",
-    )
+    if fields:
+        parser.set_defaults(panel=None)
+    else:
+        group.add_argument(
+            "--panel",
+            type=Path,
+            metavar="PANEL.yaml",
+            help="judge with a panel of judges described in this file (instead of --judge)",
+        )
     group.add_argument(
         "--concurrency",
         type=int,
