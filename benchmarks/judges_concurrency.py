@@ -68,7 +68,7 @@ def run(calls: int, concurrency: int, latency: float) -> None:
         ideal = calls * latency / concurrency
         sent = len(server.requests)
         verdicts = {report.verdict for report in reports}
-        ratio = elapsed / ideal
+        ratio = elapsed / ideal if ideal else float("nan")
         print(f"{calls} judge calls, concurrency {concurrency}, latency {latency * 1000:.0f} ms")
         print(f"  wall time        {elapsed:6.2f} s   (ideal {ideal:.2f} s, ratio {ratio:.2f}x)")
         print(f"  provider calls   {sent}   verdicts {sorted(verdicts)}")

@@ -4,6 +4,7 @@ The names below are the public API; everything else may change without notice.
 """
 
 from docevals_mlflow._version import __version__
+from docevals_mlflow.compare import Comparison, PairComparison, RunSnapshot, compare_runs
 from docevals_mlflow.core.artifacts import (
     ReferenceArtifact,
     artifact_from_path,
@@ -28,6 +29,7 @@ from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
 from docevals_mlflow.core.values import values_equal
 from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
 from docevals_mlflow.errors import (
+    ApprovalError,
     CheckpointWarning,
     ConfigurationError,
     DocEvalsError,
@@ -51,6 +53,55 @@ from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, co
 from docevals_mlflow.fields.counts import Counts
 from docevals_mlflow.fields.report import FieldsReport
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
+from docevals_mlflow.groundtruth.adjudicator import GroundTruthAdjudicator
+from docevals_mlflow.groundtruth.approval import (
+    approve_review,
+    approved_from_reference,
+    approved_reference,
+    load_approved_ground_truth,
+    verify_approval,
+    write_approved,
+)
+from docevals_mlflow.groundtruth.cache import GenerationCache
+from docevals_mlflow.groundtruth.models import (
+    Candidate,
+    ConsensusRow,
+    Disagreement,
+    GeneratedClaim,
+    GenerationReport,
+    ProviderGeneration,
+    SourceSummary,
+)
+from docevals_mlflow.groundtruth.panel import GroundTruthPanel
+from docevals_mlflow.groundtruth.promotion import (
+    approve_generated_reference,
+    approved_reference_from_review,
+)
+from docevals_mlflow.groundtruth.records import (
+    ApprovalRecord,
+    ApprovalVerification,
+    ApprovedGroundTruth,
+    Resolution,
+    ReviewClaim,
+    ReviewFile,
+    ReviewItem,
+)
+from docevals_mlflow.groundtruth.review import (
+    apply_decisions,
+    load_review,
+    review_content,
+    review_from_generation,
+    write_ground_truth_review,
+)
+from docevals_mlflow.groundtruth.router import GroundTruthRouter, RoutedSources
+from docevals_mlflow.groundtruth.signing import (
+    PublicKey,
+    SigningKey,
+    generate_keypair,
+    load_public_key,
+    load_signing_key,
+)
+from docevals_mlflow.groundtruth.union import resolve_ground_truth_union
 from docevals_mlflow.judges.judge import Judge, JudgeResult, ModelJudge
 from docevals_mlflow.judges.output import JudgeOutput
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
@@ -61,22 +112,52 @@ from docevals_mlflow.reports.markdown import (
     render_pipeline_markdown,
     render_suite_markdown,
 )
+from docevals_mlflow.reports.split_markdown import render_split_markdown
+from docevals_mlflow.reports.split_plot import render_split_heatmap
+from docevals_mlflow.split.batch import evaluate_split_batch
+from docevals_mlflow.split.evaluate import evaluate_split
+from docevals_mlflow.split.models import SplitPacket, SplitSection
+from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 from docevals_mlflow.tracking.api import log_evaluation_report, log_field_comparison
+from docevals_mlflow.tracking.comparison_runs import log_comparison
+from docevals_mlflow.tracking.dataset_content import DatasetIntegrityError
+from docevals_mlflow.tracking.datasets import (
+    DatasetNotFoundError,
+    DatasetVersion,
+    GroundTruthDataset,
+    list_ground_truth_datasets,
+    load_ground_truth,
+    register_ground_truth_dataset,
+)
+from docevals_mlflow.tracking.generation_runs import log_generation
 from docevals_mlflow.tracking.runs import (
     LoggedRun,
     TrackingError,
     TrackingUnavailableError,
     log_bundle,
 )
+from docevals_mlflow.tracking.snapshots import load_run_snapshot
+from docevals_mlflow.tracking.split_api import log_split_report
 
 __all__ = [
+    "ApprovalError",
+    "ApprovalRecord",
+    "ApprovalVerification",
+    "ApprovedGroundTruth",
     "BatchComparison",
+    "Candidate",
     "CheckpointSummary",
     "CheckpointWarning",
     "ClassSchema",
+    "Comparison",
     "ConfigurationError",
+    "ConsensusRow",
     "Counts",
     "DEFAULT_RUBRIC",
+    "DatasetIntegrityError",
+    "DatasetNotFoundError",
+    "DatasetVersion",
+    "Disagreement",
     "DocEvalsError",
     "DocEvalsWarning",
     "DocumentComparison",
@@ -93,6 +174,13 @@ __all__ = [
     "FieldSpec",
     "FieldsReport",
     "FunctionMetric",
+    "GeneratedClaim",
+    "GenerationCache",
+    "GenerationReport",
+    "GroundTruthAdjudicator",
+    "GroundTruthDataset",
+    "GroundTruthPanel",
+    "GroundTruthRouter",
     "InputError",
     "InputFileNotFoundError",
     "Judge",
@@ -111,21 +199,42 @@ __all__ = [
     "OperationRegistry",
     "OperationSpec",
     "OutputError",
+    "PacketSplitReport",
+    "PairComparison",
     "PipelineCase",
     "PipelineDefinitionError",
     "PipelineEvaluationReport",
     "PipelineEvaluator",
     "PriceTable",
     "Producer",
+    "ProviderGeneration",
+    "PublicKey",
     "ReferenceArtifact",
     "ReferenceSummary",
+    "Resolution",
+    "ReviewClaim",
+    "ReviewFile",
+    "ReviewItem",
+    "RoutedSources",
+    "RunSnapshot",
+    "SigningKey",
+    "SourceSummary",
     "SpecFingerprints",
+    "SplitPacket",
+    "SplitReport",
+    "SplitSection",
     "StageSummary",
     "SuiteReport",
     "TrackingError",
     "TrackingUnavailableError",
     "Usage",
     "__version__",
+    "apply_decisions",
+    "approve_generated_reference",
+    "approve_review",
+    "approved_from_reference",
+    "approved_reference",
+    "approved_reference_from_review",
     "artifact_from_path",
     "artifact_from_value",
     "build_judge_request",
@@ -134,17 +243,40 @@ __all__ = [
     "combine_verdicts",
     "compare_document",
     "compare_documents",
+    "compare_runs",
+    "evaluate_split",
+    "evaluate_split_batch",
     "failure_context",
     "format_path",
+    "generate_keypair",
+    "list_ground_truth_datasets",
+    "load_approved_ground_truth",
+    "load_ground_truth",
+    "load_public_key",
     "load_report",
+    "load_review",
+    "load_run_snapshot",
+    "load_signing_key",
     "log_bundle",
+    "log_comparison",
     "log_evaluation_report",
     "log_field_comparison",
+    "log_generation",
+    "log_split_report",
     "parse_path",
+    "register_ground_truth_dataset",
     "render_case_markdown",
     "render_pipeline_markdown",
+    "render_split_heatmap",
+    "render_split_markdown",
     "render_suite_markdown",
+    "resolve_ground_truth_union",
+    "review_content",
+    "review_from_generation",
     "sha256_json",
     "values_equal",
+    "verify_approval",
+    "write_approved",
+    "write_ground_truth_review",
     "write_report",
 ]

@@ -143,11 +143,15 @@ class ProviderError(DocEvalsError, ConnectionError):
         provider: the provider name (``openai``, ``anthropic``, ...).
         status_code: the last HTTP status received, ``None`` when no response came.
         attempts: how many HTTP requests were made, retries included.
+        usage: what the failed call used, set by the adapter that made it (a
+            ``docevals_mlflow.judges.usage.Usage``: ``requests`` counts the attempts),
+            so that failed calls are counted too; ``None`` when unknown.
     """
 
     provider: str = ""
     status_code: int | None = None
     attempts: int = 0
+    usage: Any = None
 
     def __init__(
         self,
@@ -178,6 +182,7 @@ class ProviderError(DocEvalsError, ConnectionError):
             located.provider = self.provider
             located.status_code = self.status_code
             located.attempts = self.attempts
+            located.usage = self.usage
         return located
 
     def context(self) -> dict[str, Any]:
@@ -190,6 +195,49 @@ class ProviderError(DocEvalsError, ConnectionError):
         }
 
 
+class ApprovalError(DocEvalsError, ValueError):
+    """An approval record, its signature or the content it vouches for failed a check.
+
+    Attributes:
+        reason: what failed, one of ``content_digest`` (the content is not what was
+            approved), ``unsigned`` (a signature is required and there is none),
+            ``key_mismatch`` (signed by a key other than the trusted one),
+            ``signature`` (the signature does not match the record) and ``record``
+            (the record's signing fields are malformed or inconsistent).
+    """
+
+    reason: str = "record"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "record",
+        source: str | None = None,
+        record: str | int | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.reason = reason
+        super().__init__(message, source=source, record=record, path=path)
+
+    def located(
+        self,
+        *,
+        source: str | None = None,
+        record: str | int | None = None,
+        stage: str | None = None,
+    ) -> DocEvalsError:
+        """The same error with missing context filled in; the reason is kept."""
+        located = super().located(source=source, record=record, stage=stage)
+        if located is not self and isinstance(located, ApprovalError):
+            located.reason = self.reason
+        return located
+
+    def context(self) -> dict[str, Any]:
+        """The structured context, with the reason."""
+        return {**super().context(), "reason": self.reason}
+
+
 class DocEvalsWarning(UserWarning):
     """Root of every warning this package emits."""
 
@@ -199,6 +247,7 @@ class CheckpointWarning(DocEvalsWarning):
 
 
 __all__ = [
+    "ApprovalError",
     "CheckpointWarning",
     "ConfigurationError",
     "DocEvalsError",

@@ -329,7 +329,7 @@ def _no_references(tmp_path: Path, truth: Path) -> tuple[list[str | Path], list[
         ["--prediction", pred],
         [
             "nothing to evaluate against (expected at least one --evidence, "
-            "--ground-truth or --generated file)"
+            "--ground-truth or --generated file, or --ground-truth-dataset)"
         ],
     )
 

@@ -13,7 +13,18 @@ import sys
 from collections.abc import Sequence
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.cli import calibrate, cases, fields, quickstart, runs
+from docevals_mlflow.cli import (
+    calibrate,
+    cases,
+    compare,
+    datasets,
+    fields,
+    generate,
+    quickstart,
+    review,
+    runs,
+    split,
+)
 from docevals_mlflow.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BELOW_THRESHOLD,
@@ -43,7 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"docevals-mlflow {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for module in (cases, fields, runs, quickstart, calibrate):
+    for module in (
+        cases,
+        fields,
+        runs,
+        quickstart,
+        calibrate,
+        datasets,
+        generate,
+        review,
+        split,
+        compare,
+    ):
         module.register(commands)
     return parser
 

@@ -22,6 +22,12 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     log_evaluation,
 )
+from docevals_mlflow.cli.datasets import (
+    add_dataset_option,
+    apply_dataset_to_pipeline,
+    dataset_references,
+    record_dataset,
+)
 from docevals_mlflow.cli.judging import (
     add_judge_options,
     add_to_every_stage,
@@ -77,6 +83,7 @@ def register(commands: Any) -> None:
     add_output_options(case)
     add_fail_on(case)
     add_judge_options(case)
+    add_dataset_option(case)
     add_tracking_options(case)
     case.set_defaults(handler=_run_case)
 
@@ -99,6 +106,7 @@ def register(commands: Any) -> None:
     add_output_options(pipeline)
     add_fail_on(pipeline)
     add_judge_options(pipeline, pipeline=True)
+    add_dataset_option(pipeline, pipeline=True)
     add_tracking_options(pipeline)
     pipeline.set_defaults(handler=_run_pipeline)
 
@@ -144,6 +152,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
     runtime = judge_runtime(args)
     judge = judge_metric(args, runtime)
     pipeline, evaluator = load_pipeline_config(args.config, judges=runtime)
+    pipeline = apply_dataset_to_pipeline(args, pipeline)
     if judge is not None:
         add_to_every_stage(evaluator, judge)
         announce(judge)
@@ -163,11 +172,15 @@ def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> Eva
     if not args.prediction.is_file():
         raise InputFileNotFoundError("prediction file not found", source=str(args.prediction))
     prediction = load_json_file(args.prediction)
-    references = _references(args)
+    references = [
+        *_references(args),
+        *dataset_references(args, args.case_id or args.prediction.stem),
+    ]
     if not references:
         raise InputError(
             "nothing to evaluate against",
-            expected="at least one --evidence, --ground-truth or --generated file",
+            expected="at least one --evidence, --ground-truth or --generated file, or "
+            "--ground-truth-dataset",
         )
     fields: dict[str, Any] = {}
     if args.rubric:
@@ -254,6 +267,7 @@ def _run(
             dashboard=render_evaluation_dashboard(report),
             stage_reports=stages,
         )
+        record_dataset(args, writer)
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
     # Last, so that it is the line to look at after a run that cost money.

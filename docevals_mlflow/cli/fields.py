@@ -18,11 +18,17 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     log_evaluation,
 )
-from docevals_mlflow.cli.judging import add_judge_options, judge_config, judge_runtime
+from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs, record_dataset
+from docevals_mlflow.cli.judging import (
+    add_judge_options,
+    cost_text,
+    judge_config,
+    judge_runtime,
+    options_text,
+)
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
-from docevals_mlflow.fields.inputs import pair_records
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
 
@@ -46,7 +52,9 @@ def register(commands: Any) -> None:
     fields.add_argument(
         "--schema", type=Path, help="schema (.json, .yaml); without it every field is inferred"
     )
-    fields.add_argument("--expected", required=True, type=Path, help="ground truth (file/folder)")
+    expected = fields.add_mutually_exclusive_group(required=True)
+    expected.add_argument("--expected", type=Path, help="ground truth (file/folder)")
+    add_dataset_option(fields, exclusive=expected)
     fields.add_argument("--predicted", required=True, type=Path, help="predictions (file/folder)")
     add_output_options(fields)
     fields.add_argument(
@@ -95,15 +103,19 @@ def register(commands: Any) -> None:
 
 
 class FieldMethodProviders:
-    """The SEMANTIC and LLM providers the options ask for, and what they used."""
+    """The SEMANTIC and LLM providers the options ask for, and what they used.
 
-    def __init__(self, embeddings: Any = None, llm: Any = None) -> None:
+    ``cache`` (``--judge-cache``) keeps the LLM method's answers on disk.
+    """
+
+    def __init__(self, embeddings: Any = None, llm: Any = None, cache: Any = None) -> None:
         # Imported here: they pull in httpx, which a purely deterministic run skips.
         from docevals_mlflow.evaluation.field_providers import field_providers
 
         self.embeddings = embeddings
+        self.cache = cache
         self.comparators: list[Any] = []
-        self.providers = dict(field_providers(embeddings=embeddings, llm=llm))
+        self.providers = dict(field_providers(embeddings=embeddings, llm=llm, cache=cache))
         if "LLM" in self.providers:
             build = self.providers["LLM"]
 
@@ -115,19 +127,27 @@ class FieldMethodProviders:
             self.providers["LLM"] = tracked
 
     def usage_line(self) -> str | None:
-        """``field methods: N requests, X input tokens, Y output tokens`` or ``None``."""
+        """``field methods: N requests, X input tokens, Y output tokens[, $Z][; K
+        answers from the cache]`` or ``None`` when no provider was used.
+
+        ``requests`` counts HTTP requests, failed ones included; the cost appears with
+        ``--prices`` (marked partial when a model has no price).
+        """
+        from docevals_mlflow.judges.usage import total_usage
+
         usages = [comparator.usage for comparator in self.comparators]
         if self.embeddings is not None:
             usages.append(self.embeddings.usage)
         if not usages:
             return None
-        requests = sum(usage.requests for usage in usages)
-        tokens_in = sum(usage.input_tokens for usage in usages)
-        tokens_out = sum(usage.output_tokens for usage in usages)
-        return (
-            f"field methods: {requests} requests, {tokens_in} input tokens, "
-            f"{tokens_out} output tokens"
-        )
+        total = total_usage(usages)
+        line = (
+            f"field methods: {total.requests} requests, {total.input_tokens} input tokens, "
+            f"{total.output_tokens} output tokens"
+        ) + cost_text(total.cost_usd, partial=total.cost_is_partial)
+        if self.cache is not None and self.cache.hits:
+            line += f"; {self.cache.hits} answers from the cache"
+        return line
 
 
 def field_method_providers(
@@ -139,6 +159,7 @@ def field_method_providers(
         ConfigurationError: a key the options need is not in the environment.
     """
     env = os.environ if environ is None else environ
+    runtime = judge_runtime(args, environ)
     embeddings = None
     if args.embeddings_model:
         from docevals_mlflow.judges.embeddings import EmbeddingClient
@@ -157,15 +178,24 @@ def field_method_providers(
             base_url=url,
             api_key=env.get(variable) if variable else None,
             api_key_env=None,
+            prices=runtime.prices,
         )
     elif args.embeddings_url or args.embeddings_key_env:
+        given = [
+            option
+            for option, value in (
+                ("--embeddings-url", args.embeddings_url),
+                ("--embeddings-key-env", args.embeddings_key_env),
+            )
+            if value
+        ]
         raise InputError(
-            "--embeddings-url and --embeddings-key-env need --embeddings-model",
+            f"{options_text(given)} need{'s' if len(given) == 1 else ''} --embeddings-model",
             expected="the embedding model's name",
         )
     config = judge_config(args, environ)
-    llm = judge_runtime(args, environ).judge(config).adapter if config is not None else None
-    return FieldMethodProviders(embeddings, llm)
+    llm = runtime.judge(config).adapter if config is not None else None
+    return FieldMethodProviders(embeddings, llm, cache=runtime.cache if llm is not None else None)
 
 
 def _thresholds(option: str, pairs: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:
@@ -230,6 +260,21 @@ def _fields_summary(report: dict[str, Any]) -> str:
     )
 
 
+def undecided_warning(report: Mapping[str, Any]) -> str | None:
+    """The stderr line for comparisons a provider left undecided, or ``None``."""
+    overall = report["overall"]
+    count = int(overall.get("undecided") or 0)
+    if not count:
+        return None
+    reasons = overall.get("undecided_reasons") or ["no reason recorded"]
+    more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+    return (
+        f"docevals: warning: {count} field comparison{'s' if count != 1 else ''} "
+        f"{'were' if count != 1 else 'was'} not decided ({reasons[0]}{more}); counted as FD, "
+        "so the metrics are lower bounds"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare, write the reports, log the run, and gate on thresholds."""
     # Thresholds first: a typo in them should not cost a whole comparison run.
@@ -237,9 +282,9 @@ def run(args: argparse.Namespace) -> int:
     over = _thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
     providers = field_method_providers(args)
-    # Both unpaired lists are complete here (pair_records indexes both sides first),
-    # which compare_documents needs since it takes them before the pairs.
-    pairs, expected_only, predicted_only = pair_records(args.expected, args.predicted)
+    # Both unpaired lists are complete here (both sides are indexed first), which
+    # compare_documents needs since it takes them before the pairs.
+    pairs, expected_only, predicted_only = paired_inputs(args)
     batch = compare_documents(
         pairs,
         schema,
@@ -260,6 +305,9 @@ def run(args: argparse.Namespace) -> int:
     if usage is not None:
         print(usage)
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+    undecided = undecided_warning(report)
+    if undecided is not None:
+        print(undecided, file=sys.stderr)
     breaches = _breaches(report, under, over)
 
     def build(writer: Any) -> None:
@@ -276,7 +324,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if schema is not None:
             writer.text("specs/schema.json", schema.model_dump_json(indent=1))
-        writer.dataset(*fields_dataset(args.expected))
+        if args.expected is not None:
+            writer.dataset(*fields_dataset(args.expected))
+        record_dataset(args, writer)
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
     for breach in breaches:

@@ -230,7 +230,7 @@ def judge_metric(
         if given:
             # Ignoring them silently would run a different panel than asked for.
             raise InputError(
-                f"{', '.join(given)} only apply to --judge",
+                f"{options_text(given)} only appl{'y' if len(given) > 1 else 'ies'} to --judge",
                 expected="the panel's settings in its file",
             )
         return runtime.panel_from_file(args.panel)
@@ -238,6 +238,13 @@ def judge_metric(
     if config is None:
         return None
     return runtime.judge_metric(config, name=JUDGE_METRIC_NAME)
+
+
+def options_text(options: list[str]) -> str:
+    """``--a``, ``--a and --b``, ``--a, --b and --c``."""
+    if len(options) <= 1:
+        return "".join(options)
+    return f"{', '.join(options[:-1])} and {options[-1]}"
 
 
 def announce(metric: Metric) -> None:
@@ -301,7 +308,8 @@ def usage_line(reports: Iterable[EvaluationReport]) -> str | None:
     metric result's usage, or ``None`` when no metric reported any usage.
 
     The cost appears only when a price was known for at least one call; when some
-    calls had no price it is marked as partial.
+    calls had no price (a panel member, a judge without one) it is marked as partial.
+    ``requests`` counts HTTP requests, retried and failed ones included.
     """
     requests = input_tokens = output_tokens = 0
     cost = 0.0
@@ -318,6 +326,8 @@ def usage_line(reports: Iterable[EvaluationReport]) -> str | None:
             if "cost_usd" in result.usage:
                 priced = True
                 cost += result.usage["cost_usd"]
+                # A panel's cost leaves out its unpriced members' calls.
+                unpriced = unpriced or result.usage.get("unpriced_requests", 0) > 0
             elif result.usage.get("requests", 0) > 0:
                 # Cached answers cost nothing; only real calls without a price count.
                 unpriced = True
@@ -326,6 +336,12 @@ def usage_line(reports: Iterable[EvaluationReport]) -> str | None:
     line = (
         f"judges: {requests} requests, {input_tokens} input tokens, {output_tokens} output tokens"
     )
-    if priced:
-        line += f", ${cost:.4f}" + (" (some models have no price)" if unpriced else "")
-    return line
+    return line + cost_text(cost if priced else None, partial=unpriced)
+
+
+def cost_text(cost: float | None, *, partial: bool) -> str:
+    """``, $0.0123`` (``(some models have no price)`` added when partial), or nothing
+    when no cost is known."""
+    if cost is None:
+        return ""
+    return f", ${cost:.4f}" + (" (some models have no price)" if partial else "")

@@ -22,7 +22,7 @@ from docevals_mlflow.errors import ProviderError
 from docevals_mlflow.fields.methods import Comparator, ProviderFactory, prepare_each
 from docevals_mlflow.fields.schema import FieldSpec
 from docevals_mlflow.judges.embeddings import EmbeddingClient
-from docevals_mlflow.judges.judge import RepairHint, as_adapter, run_sync
+from docevals_mlflow.judges.judge import as_adapter, ask_structured, identity, run_sync
 from docevals_mlflow.judges.output import OutputParseError
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage
@@ -134,24 +134,32 @@ class LLMFieldComparator:
 
     Scores are the model's (0..1); a pair matches at ``threshold`` (default 0.5, so
     ``match: true`` with a confident score). Reasons are kept for report rows.
+
+    Each distinct pair is asked about once per comparator: a pair decided for one
+    document is reused for the next. With a ``cache`` (a
+    :class:`~docevals_mlflow.judges.cache.JudgeCache`) answers are kept on disk too,
+    keyed by the request fingerprint and the adapter's identity, so a rerun of the
+    same comparisons makes no request. ``usage`` counts every HTTP request made,
+    failed ones included.
     """
 
     method = "LLM"
     deferred = True
 
-    def __init__(self, adapter: Any, *, threshold: float, field: str = "") -> None:
+    def __init__(
+        self, adapter: Any, *, threshold: float, field: str = "", cache: Any = None
+    ) -> None:
         self.adapter = as_adapter(adapter)
         self.threshold = threshold
         self.field = field
+        self.cache = cache
         self.label = f"LLM (threshold: {threshold:g})"
         self.usage = Usage()
-        self._reasons: dict[tuple[str, str], str] = {}
+        self._decided: dict[tuple[str, str], tuple[float, str]] = {}
 
     def config(self) -> dict[str, Any]:
         """Settings that change decisions."""
-        describe = getattr(self.adapter, "describe", None)
-        judge = describe() if callable(describe) else {"model": getattr(self.adapter, "model", "")}
-        return {"method": self.method, "threshold": self.threshold, "judge": judge}
+        return {"method": self.method, "threshold": self.threshold, "judge": identity(self.adapter)}
 
     def prepare(self, value: Any) -> Any:
         return _text(value)
@@ -179,10 +187,20 @@ class LLMFieldComparator:
         return self.score_pairs([(expected, predicted)])[0]
 
     def score_pairs(self, pairs: Sequence[tuple[Any, Any]]) -> list[float]:
-        """One request for all pairs of a document (pairs already known are reused)."""
-        return run_sync(self._ascore_pairs(pairs))
+        """Scores of ``pairs``: one request for the pairs this comparator has not
+        decided yet (none when every pair is known, in memory or in the cache).
 
-    async def _ascore_pairs(self, pairs: Sequence[tuple[Any, Any]]) -> list[float]:
+        Raises:
+            ProviderError: the model failed, refused, or answered unusable JSON
+                twice; the pairs stay undecided.
+        """
+        keys = [(str(expected), str(predicted)) for expected, predicted in pairs]
+        new = [key for key in dict.fromkeys(keys) if key not in self._decided]
+        if new:
+            run_sync(self._decide(new))
+        return [self._decided[key][0] for key in keys]
+
+    async def _decide(self, pairs: list[tuple[str, str]]) -> None:
         task = {
             "field": self.field,
             "pairs": [
@@ -193,51 +211,70 @@ class LLMFieldComparator:
         request = JudgeRequest(
             instructions=LLM_FIELD_INSTRUCTIONS, task=task, output_schema=_field_schema()
         )
-        reply = await self.adapter.agenerate(request)
-        self.usage = self.usage + reply.usage
-        try:
-            results = _results(reply, len(pairs))
-        except OutputParseError as problem:
-            repaired = await self.adapter.agenerate(
-                request, repair=RepairHint(previous=problem.text, problem=str(problem))
+        key = None
+        results: list[Mapping[str, Any]] | None = None
+        if self.cache is not None:
+            key = self.cache.answer_key(CACHE_KIND, request, identity(self.adapter))
+            stored = self.cache.get_answer(key)
+            if stored is not None:
+                try:
+                    results = _results(stored, len(pairs))
+                except OutputParseError:
+                    results = None  # an entry that does not fit is a miss
+        if results is None:
+            answer = await ask_structured(
+                self.adapter,
+                request,
+                lambda data: _results(data, len(pairs)),
+                keep="your decisions",
             )
-            self.usage = self.usage + repaired.usage
-            try:
-                results = _results(repaired, len(pairs))
-            except OutputParseError as again:
+            self.usage = self.usage + answer.usage
+            if answer.value is None:
                 raise ProviderError(
-                    f"LLM field comparison answered unusable JSON twice: {again}",
+                    f"LLM field comparison {answer.status}: {answer.error}",
                     provider=str(getattr(self.adapter, "provider", "llm")),
-                ) from None
-        scores = []
-        for (expected, predicted), result in zip(pairs, results, strict=True):
-            matched = bool(result.get("match"))
+                )
+            results = answer.value
+            if self.cache is not None and key is not None:
+                self.cache.put_answer(key, {"results": [dict(result) for result in results]})
+        for pair, result in zip(pairs, results, strict=True):
+            self._decided[pair] = (self._score(result), str(result.get("reason", "")))
+
+    def _score(self, result: Mapping[str, Any]) -> float:
+        matched = bool(result.get("match"))
+        try:
             score = _clip(float(result.get("score", 1.0 if matched else 0.0)))
-            # The model's yes/no decides; its score is kept on the matching side of the
-            # threshold so that the two never contradict each other in a report.
-            if matched:
-                score = max(score, self.threshold)
-            elif score >= self.threshold:
-                score = max(0.0, self.threshold - 0.01)
-            self._reasons[str(expected), str(predicted)] = str(result.get("reason", ""))
-            scores.append(score)
-        return scores
+        except (TypeError, ValueError):
+            score = 1.0 if matched else 0.0
+        # The model's yes/no decides; its score is kept on the matching side of the
+        # threshold so that the two never contradict each other in a report.
+        if matched:
+            return max(score, self.threshold)
+        if score >= self.threshold:
+            return max(0.0, self.threshold - 0.01)
+        return score
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        said = self._reasons.get((str(expected), str(predicted)))
+        decided = self._decided.get((str(expected), str(predicted)))
+        said = decided[1] if decided is not None else ""
         verdict = "same meaning" if score >= self.threshold else "different meaning"
         return f"LLM: {verdict} ({score:.2f})" + (f": {said}" if said else "")
 
 
-def _results(reply: Any, count: int) -> list[Mapping[str, Any]]:
-    if reply.status != "complete":
-        raise ProviderError(
-            f"LLM field comparison {reply.status}: {reply.refusal or 'no usable answer'}",
-            provider="llm",
-        )
-    data = reply.data
-    text = reply.text or ""
-    if data is None:
+CACHE_KIND = "llm-field-pairs"
+"""The cache kind of LLM field answers (kept apart from judge results)."""
+
+
+def _results(data: Any, count: int) -> list[Mapping[str, Any]]:
+    """One result per pair id ``0..count-1`` from the model's answer (parsed data or
+    its text).
+
+    Raises:
+        OutputParseError: the answer is not JSON, has no ``results`` list, or misses
+            a pair id.
+    """
+    text = data if isinstance(data, str) else ""
+    if isinstance(data, str):
         try:
             data = json.loads(text[text.find("{") : text.rfind("}") + 1] if "{" in text else text)
         except json.JSONDecodeError as exc:
@@ -256,9 +293,14 @@ def field_providers(
     *,
     embeddings: EmbeddingClient | None = None,
     llm: Any = None,
+    cache: Any = None,
 ) -> dict[str, ProviderFactory]:
     """The ``providers`` mapping for :class:`~docevals_mlflow.fields.compare.FieldComparer`
-    and :func:`~docevals_mlflow.fields.batch.compare_documents`."""
+    and :func:`~docevals_mlflow.fields.batch.compare_documents`.
+
+    ``cache`` (a :class:`~docevals_mlflow.judges.cache.JudgeCache`) keeps the LLM
+    method's answers on disk, so a rerun of the same comparisons costs nothing.
+    """
     providers: dict[str, ProviderFactory] = {}
     if embeddings is not None:
 
@@ -271,7 +313,9 @@ def field_providers(
 
         def judged(spec: FieldSpec) -> Comparator:
             threshold = spec.threshold if spec.threshold is not None else 0.5
-            return LLMFieldComparator(adapter, threshold=threshold, field=spec.description or "")
+            return LLMFieldComparator(
+                adapter, threshold=threshold, field=spec.description or "", cache=cache
+            )
 
         providers["LLM"] = judged
     return providers

@@ -30,14 +30,36 @@ def producer_relationship(producer: Producer | None, judge: dict[str, Any]) -> R
     return "same_provider"
 
 
+_NO_VERDICT = frozenset({"refused", "truncated"})
+"""Statuses whose error text already says what the model did."""
+
+
+def failure_note(result: JudgeResult) -> str:
+    """The note of a judgement that gave no usable answer."""
+    if result.status in _NO_VERDICT:
+        return f"no verdict: {result.error}"
+    return f"judge {result.status}: {result.error}"
+
+
 def judge_metric_result(
     name: str,
     request: JudgeRequest,
     result: JudgeResult,
     producer: Producer | None,
+    *,
+    identity: dict[str, Any] | None = None,
 ) -> MetricResult:
-    """A metric result from one judgement (shared by single judges and panels)."""
-    relationship = producer_relationship(producer, result.judge)
+    """A metric result from one judgement (shared by single judges and panels).
+
+    ``identity`` (provider and model) is who the judge is declared to be, such as a
+    panel variant's ``provider``/``model``; it decides the producer relationship in
+    place of the identity the judge reports.
+
+    ``details["review_items"]`` lists why the result needs human review (``judge
+    failed``, ``uncertain verdict``, ``incomplete answer``, ``self-judging``), one
+    ``{reason, detail}`` each, as a panel's review queue does.
+    """
+    relationship = producer_relationship(producer, identity or result.judge)
     details: dict[str, Any] = {
         "judge": {**result.judge, "producer_relationship": relationship},
         "status": result.status,
@@ -49,13 +71,18 @@ def judge_metric_result(
         "latency_seconds": round(result.latency_seconds, 4),
     }
     usage = result.usage.as_metrics()
+    review: list[dict[str, str]] = []
+    if relationship == "same_model":
+        review.append({"reason": "self-judging", "detail": _judge_label(identity or result.judge)})
     if result.output is None:
         details["raw_text"] = result.raw_text
+        note = failure_note(result)
+        details["review_items"] = [{"reason": "judge failed", "detail": note}, *review]
         return MetricResult(
             name=name,
             basis="llm_judge",
             verdict="uncertain",
-            notes=[f"judge {result.status}: {result.error}"],
+            notes=[note],
             details=details,
             requires_human_review=True,
             usage=usage,
@@ -69,9 +96,17 @@ def judge_metric_result(
     notes = list(judged.notes)
     if result.status == "repaired":
         notes.append("the judge's first answer was malformed; its repaired answer was used")
-    review = judged.verdict == "uncertain" or relationship == "same_model"
+    incomplete = not (judged.prediction_inventory.clean and judged.reference_inventory.clean)
+    if incomplete:
+        # A verdict built on an answer that skipped or invented claims (even a fail)
+        # rests on claims nobody checked: a human should look.
+        # (The scoring notes are exactly the skipped, invented and repeated ids.)
+        review.insert(0, {"reason": "incomplete answer", "detail": "; ".join(judged.notes)})
+    if judged.verdict == "uncertain":
+        review.insert(0, {"reason": "uncertain verdict", "detail": _unsure_detail(judged.counts)})
     if relationship == "same_model":
         notes.append("the judge is the model that produced the prediction: review by a human")
+    details["review_items"] = review
     basis = "llm_judge"
     if request.task.get("reference_claims_authority") == "generated":
         basis = "llm_judge (provisional: claims from an AI-generated reference)"
@@ -83,9 +118,30 @@ def judge_metric_result(
         counts=judged.counts,
         details=details,
         notes=notes,
-        requires_human_review=review,
+        requires_human_review=bool(review),
         usage=usage,
     )
+
+
+def _unsure_detail(counts: dict[str, int]) -> str:
+    parts = [
+        f"{counts.get(key, 0)} {label}"
+        for key, label in (
+            ("not_verifiable", "prediction claim(s) not verifiable"),
+            ("ambiguous", "prediction claim(s) ambiguous"),
+            ("reference_ambiguous", "reference claim(s) ambiguous"),
+            ("rubric_uncertain", "rubric criteria uncertain"),
+            ("skipped_ids", "claim id(s) skipped"),
+            ("invented_ids", "claim id(s) invented"),
+            ("repeated_ids", "claim id(s) repeated"),
+        )
+        if counts.get(key, 0)
+    ]
+    return ", ".join(parts) or "no item decided the case"
+
+
+def _judge_label(judge: dict[str, Any]) -> str:
+    return f"{judge.get('provider', 'custom')}:{judge.get('model', 'model')}"
 
 
 class LLMJudgeMetric:

@@ -12,7 +12,7 @@ from docevals_mlflow.core.fingerprints import sha256_json
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.llm_metric import judge_metric_result, producer_relationship
-from docevals_mlflow.judges.judge import JudgeResult, ModelJudge, run_sync
+from docevals_mlflow.judges.judge import CallableAdapter, JudgeResult, ModelJudge, run_sync
 from docevals_mlflow.judges.output import (
     JudgeOutput,
     PredictionClaim,
@@ -29,6 +29,17 @@ from docevals_mlflow.judges.voting import Decision, VoteRule, decide, group_vote
 class JudgeVariant:
     """One member of a panel: a judge and who it is.
 
+    ``provider`` and ``model`` declare who the judge is; when given they win over what
+    the judge reports, for grouping and for the producer relationship, and a plain
+    function judge takes them as its identity. When omitted they come from the judge's
+    ``describe()``.
+
+    ``temperature`` is sent: a judge whose adapter has a different temperature is
+    rebuilt on a copy of the adapter with this one. A judge that cannot take a
+    temperature (a plain function, a custom judge) is refused with a
+    :class:`~docevals_mlflow.errors.ConfigurationError` rather than labelled with a
+    temperature it never used.
+
     Variants with the same ``sample_group`` (by default ``provider:model``) are samples
     of one model and cast one vote together.
     """
@@ -42,12 +53,25 @@ class JudgeVariant:
 
     def __post_init__(self) -> None:
         if not hasattr(self.judge, "ajudge"):
-            self.judge = ModelJudge(self.judge, name=self.name)
+            adapter = self.judge
+            if not hasattr(adapter, "agenerate"):
+                # A bare function has no identity of its own: it takes the declared one.
+                adapter = CallableAdapter(
+                    adapter, provider=self.provider or "custom", model=self.model
+                )
+            self.judge = ModelJudge(adapter, name=self.name)
+        if self.temperature is not None:
+            self.judge = _with_temperature(self.name, self.judge, self.temperature)
         described = self.judge.describe() if hasattr(self.judge, "describe") else {}
         self.provider = self.provider or str(described.get("provider", "custom"))
         self.model = self.model or str(described.get("model", self.name))
         if self.temperature is None and described.get("temperature") is not None:
             self.temperature = float(described["temperature"])
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """The declared provider and model (what producer relationships use)."""
+        return {"provider": self.provider, "model": self.model}
 
     @property
     def group(self) -> str:
@@ -63,6 +87,28 @@ class JudgeVariant:
             "temperature": self.temperature,
             "group": self.group,
         }
+
+
+def _with_temperature(name: str, judge: Any, temperature: float) -> Any:
+    """``judge`` sampling at ``temperature``: itself when it already does, else a
+    judge on a copy of its adapter with that temperature."""
+    describe = getattr(judge, "describe", None)
+    current = describe().get("temperature") if callable(describe) else None
+    if current is not None and float(current) == float(temperature):
+        return judge
+    adapter = getattr(judge, "adapter", None) if isinstance(judge, ModelJudge) else None
+    copier = getattr(adapter, "with_settings", None)
+    if not callable(copier) or not hasattr(adapter, "temperature"):
+        raise ConfigurationError(
+            f"judge variant {name!r}: temperature={temperature:g} cannot be sent to this "
+            f"judge ({type(adapter if adapter is not None else judge).__name__} takes no "
+            "temperature)",
+            path="temperature",
+            expected="an HTTP adapter (whose temperature is then set), or no temperature "
+            "for a function judge",
+        )
+    assert isinstance(judge, ModelJudge)
+    return ModelJudge(copier(temperature=temperature), name=judge.name, cache=judge.cache)
 
 
 _UNSURE_PREDICTION = "ambiguous"
@@ -154,7 +200,9 @@ class JudgePanelMetric:
         self, case: EvaluationCase, request: JudgeRequest, results: list[JudgeResult]
     ) -> MetricResult:
         members = [
-            judge_metric_result(variant.name, request, result, case.producer)
+            judge_metric_result(
+                variant.name, request, result, case.producer, identity=variant.identity
+            )
             for variant, result in zip(self.variants, results, strict=True)
         ]
         verdicts: dict[str, str | None] = {
@@ -174,9 +222,10 @@ class JudgePanelMetric:
             review.append({"reason": "no consensus", "detail": _votes_text(group_votes)})
         elif decision.dissent and self.review_on_any_disagreement:
             review.append({"reason": "minority dissent", "detail": _votes_text(group_votes)})
+        # The declared identity decides: a function judge reports no real provider.
         relationships = {
-            variant.name: producer_relationship(case.producer, result.judge or variant.spec())
-            for variant, result in zip(self.variants, results, strict=True)
+            variant.name: producer_relationship(case.producer, variant.identity)
+            for variant in self.variants
         }
         if case.producer is not None and "independent" not in relationships.values():
             review.append(

@@ -13,6 +13,9 @@ from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.fields.state import gc_paused
 
+MAX_UNDECIDED_REASONS = 10
+"""Distinct reasons for undecided comparisons kept for a batch."""
+
 
 @dataclass(slots=True)
 class DocumentPair:
@@ -58,6 +61,8 @@ class FieldAggregate:
 
     info: FieldInfo
     counts: Counts = field(default_factory=Counts)
+    undecided: int = 0
+    """Comparisons a provider failed to decide (inside ``counts`` as FD)."""
 
 
 @dataclass(slots=True)
@@ -71,6 +76,7 @@ class ClassAggregate:
     fields: dict[str, FieldAggregate] = field(default_factory=dict)
     f1_sum: float = 0.0
     f1_documents: int = 0
+    undecided: int = 0
 
 
 @dataclass(slots=True)
@@ -80,6 +86,7 @@ class DocumentSummary:
     id: str | None
     document_class: str | None
     counts: Counts
+    undecided: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +111,11 @@ class BatchComparison:
     """Ids with a prediction but no ground truth."""
     f1_sum: float = 0.0
     f1_documents: int = 0
+    undecided: int = 0
+    """Comparisons a provider (SEMANTIC, LLM) failed to decide. They are counted as
+    FD, the worst case, so every metric is a lower bound while this is above zero."""
+    undecided_reasons: list[str] = field(default_factory=list)
+    """Why, once per distinct reason (at most :data:`MAX_UNDECIDED_REASONS`)."""
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -160,6 +172,8 @@ class BatchComparison:
             self.f1_documents += 1
             aggregate.f1_sum += f1
             aggregate.f1_documents += 1
+        if document.undecided:
+            self._add_undecided(document, aggregate)
         for template, cells in document.items.items():
             entry_items = self.lists.get(template)
             if entry_items is None:
@@ -171,7 +185,24 @@ class BatchComparison:
         if keep_rows:
             self.documents.append(document)
         else:
-            self.documents.append(DocumentSummary(document.id, document.document_class, doc_counts))
+            self.documents.append(
+                DocumentSummary(
+                    document.id, document.document_class, doc_counts, dict(document.undecided)
+                )
+            )
+
+    def _add_undecided(self, document: DocumentComparison, aggregate: ClassAggregate) -> None:
+        for template, count in document.undecided.items():
+            label = document.fields[template].label
+            self.fields[template, label].undecided += count
+            aggregate.fields[template].undecided += count
+            aggregate.undecided += count
+            self.undecided += count
+        for reason in document.undecided_reasons:
+            if reason not in self.undecided_reasons and (
+                len(self.undecided_reasons) < MAX_UNDECIDED_REASONS
+            ):
+                self.undecided_reasons.append(reason)
 
     def to_report(self, *, include_rows: bool = True) -> Any:
         """The JSON report model (see :mod:`docevals_mlflow.fields.report`)."""

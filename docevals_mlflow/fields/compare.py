@@ -68,6 +68,11 @@ class DocumentComparison:
     items: dict[str, list[int]]
     fields: dict[str, FieldInfo]
     rows: list[Row] | None = field(default=None)
+    undecided: dict[str, int] = field(default_factory=dict)
+    """Per template, comparisons a provider failed to decide; they are counted as FD
+    (the worst case), so every metric is a lower bound until they are decided."""
+    undecided_reasons: list[str] = field(default_factory=list)
+    """Why they were not decided, once per distinct reason."""
 
     @property
     def counts(self) -> Counts:
@@ -226,6 +231,8 @@ class FieldComparer:
             items=state.items,
             fields={template: field_info(node) for template, node in state.nodes.items()},
             rows=state.rows if self.keep_rows else None,
+            undecided=state.undecided,
+            undecided_reasons=state.undecided_reasons,
         )
 
 
@@ -243,7 +250,9 @@ def resolve_deferred(states: Sequence[DocumentState]) -> None:
     Per comparator, every text of every document is offered to ``prefetch`` first
     (one batch of embeddings for the whole chunk), then each document's pairs go to
     ``score_pairs`` together (one request per document, never one per pair). A failed
-    batch leaves its pairs undecided: counted as FD, with the reason in the row.
+    batch leaves its pairs undecided: counted as FD (the worst case: no metric can
+    look better than it is), with the reason in the row, and counted per template in
+    ``state.undecided`` so that reports say how many comparisons were not decided.
     """
     groups: dict[int, tuple[Any, list[tuple[DocumentState, list[Deferred]]]]] = {}
     for state in states:
@@ -265,8 +274,11 @@ def resolve_deferred(states: Sequence[DocumentState]) -> None:
                 scores = comparator.score_pairs([(item[3], item[4]) for item in items])
             except Exception as exc:  # a provider failure never aborts the batch
                 reason = f"not decided: {type(exc).__name__}: {exc}"
+                if reason not in state.undecided_reasons:
+                    state.undecided_reasons.append(reason)
                 for node, expected, predicted, _, _, path, ppath in items:
                     node.emit(state, path, ppath, expected, predicted, None, "FD", reason)
+                    state.undecided[node.template] = state.undecided.get(node.template, 0) + 1
                 continue
             for (node, expected, predicted, left, right, path, ppath), score in zip(
                 items, scores, strict=True

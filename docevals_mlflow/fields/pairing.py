@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from docevals_mlflow.core.assignment import linear_sum_assignment
 from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.fields.leaves import ScalarNode
 from docevals_mlflow.fields.state import (

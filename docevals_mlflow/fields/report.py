@@ -7,14 +7,19 @@ report read back from disk.
 Layout::
 
     {"kind": "fields", "package_version", "schema": {"id", "version", "sha256"},
-     "overall": {"documents", "counts": {tp, fa, fd, fn, tn}, "metrics": {...}, "macro_f1"},
+     "overall": {"documents", "counts": {tp, fa, fd, fn, tn}, "metrics": {...}, "macro_f1",
+                 "undecided", "undecided_reasons": [...]},
      "classes": {"<name>": {"configured", "documents", "counts", "metrics", "macro_f1",
-                            "fields": [...]}},
+                            "undecided", "fields": [...]}},
      "fields": [{"template", "method", "method_name", "threshold", "discovered",
-                 "counts", "metrics"}],
+                 "counts", "metrics", "undecided"}],
      "lists": [{"template", "method", "matched", "missed", "extra"}],
-     "documents": [{"id", "class", "counts", "metrics", "rows": [...]}],
+     "documents": [{"id", "class", "counts", "metrics", "undecided", "rows": [...]}],
      "unpaired": {"expected_only": [...], "predicted_only": [...]}}
+
+``undecided`` counts the comparisons a provider (SEMANTIC, LLM) failed to decide. They
+are inside ``counts`` as FD, the worst case, so the metrics are lower bounds while it
+is above zero; ``undecided_reasons`` says why (each distinct reason once).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
             "discovered": entry.info.discovered,
             "counts": entry.counts.as_dict(),
             "metrics": entry.counts.metrics(),
+            "undecided": entry.undecided,
         }
         for entry in fields.values()
     ]
@@ -72,6 +78,7 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "class": document.document_class,
             "counts": counts.as_dict(),
             "metrics": counts.metrics(),
+            "undecided": sum(document.undecided.values()),
         }
         if include_rows and isinstance(document, DocumentComparison) and document.rows is not None:
             entry["rows"] = _rows(document)
@@ -89,6 +96,8 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "counts": batch.counts.as_dict(),
             "metrics": batch.metrics,
             "macro_f1": batch.macro_f1,
+            "undecided": batch.undecided,
+            "undecided_reasons": list(batch.undecided_reasons),
         },
         "classes": {
             (name if name is not None else UNCLASSIFIED): {
@@ -99,6 +108,7 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
                 "macro_f1": (
                     aggregate.f1_sum / aggregate.f1_documents if aggregate.f1_documents else None
                 ),
+                "undecided": aggregate.undecided,
                 "fields": _field_entries(aggregate.fields),
             }
             for name, aggregate in batch.classes.items()
@@ -147,6 +157,7 @@ class FieldEntry(DocEvalsModel):
     discovered: bool
     counts: CellCounts
     metrics: MetricValues
+    undecided: int = 0
 
 
 class ListEntry(DocEvalsModel):
@@ -185,6 +196,7 @@ class DocumentEntry(DocEvalsModel):
     document_class: str | None = Field(alias="class")
     counts: CellCounts
     metrics: MetricValues
+    undecided: int = 0
     rows: list[RowEntry] | None = None
 
 
@@ -195,6 +207,9 @@ class OverallEntry(DocEvalsModel):
     counts: CellCounts
     metrics: MetricValues
     macro_f1: float | None
+    undecided: int = 0
+    """Comparisons a provider failed to decide (inside ``counts`` as FD)."""
+    undecided_reasons: list[str] = Field(default_factory=list)
 
 
 class ClassEntry(DocEvalsModel):
@@ -205,6 +220,7 @@ class ClassEntry(DocEvalsModel):
     counts: CellCounts
     metrics: MetricValues
     macro_f1: float | None
+    undecided: int = 0
     fields: list[FieldEntry]
 
 

@@ -84,12 +84,27 @@ Deferred = tuple[Any, Any, Any, Any, Any, str, "str | None"]
 class DocumentState:
     """What one document's walk accumulates."""
 
-    __slots__ = ("cells", "confidence", "deferred", "items", "keep_rows", "nodes", "rows")
+    __slots__ = (
+        "cells",
+        "confidence",
+        "deferred",
+        "items",
+        "keep_rows",
+        "nodes",
+        "rows",
+        "undecided",
+        "undecided_reasons",
+    )
 
     def __init__(self, keep_rows: bool, confidence: Mapping[str, float] | None) -> None:
         self.rows: list[Row] = []
         self.deferred: list[Deferred] = []
         """Comparisons waiting for a provider (SEMANTIC, LLM), decided in one batch."""
+        self.undecided: dict[str, int] = {}
+        """Per template, deferred comparisons the provider failed to decide (counted
+        as FD, the worst case)."""
+        self.undecided_reasons: list[str] = []
+        """Why, once per distinct reason."""
         self.cells: dict[str, list[int]] = {}
         self.items: dict[str, list[int]] = {}
         self.nodes: dict[str, ScalarNode | ArrayNode] = {}

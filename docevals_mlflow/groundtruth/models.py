@@ -29,13 +29,19 @@ GENERATION_SCHEMA_VERSION = 1
 ProviderStatus = Literal["ok", "repaired", "malformed", "refused", "truncated", "error"]
 
 DisagreementReason = Literal[
-    "conflict", "tie", "omitted_by_some", "omitted_by_all", "adjudication_unresolved"
+    "conflict",
+    "tie",
+    "omitted_by_some",
+    "omitted_by_all",
+    "too_few_voters",
+    "adjudication_unresolved",
 ]
 """Why a field needs a decision: ``conflict`` (different values, none reached
 ``minimum_agreement``); ``tie`` (the best values are tied; never settled silently and
 never by provider order); ``omitted_by_some`` (some gave a value, others omitted the
-field); ``omitted_by_all`` (an expected field nobody gave); ``adjudication_unresolved``
-(a second read did not settle it)."""
+field); ``omitted_by_all`` (an expected field nobody gave); ``too_few_voters`` (fewer
+than two independent provider groups answered usably, so nothing could be agreed);
+``adjudication_unresolved`` (a second read did not settle it)."""
 
 
 class SourceSummary(DocEvalsModel):
@@ -94,8 +100,12 @@ class ProviderGeneration(DocEvalsModel):
     """Paths this provider gave more than once (the first value is kept)."""
     unexpected_paths: list[str] = Field(default_factory=list)
     """Paths given that were not among the expected fields (kept out of the vote)."""
+    invalid_paths: list[str] = Field(default_factory=list)
+    """Paths that are not valid field paths, as given (kept out of the vote)."""
     usage: Usage = Field(default_factory=Usage)
     latency_seconds: float = 0.0
+    cached: bool = False
+    """Whether the answer came from a generation cache (its usage is then zero)."""
 
     @property
     def usable(self) -> bool:
@@ -161,8 +171,13 @@ class GenerationReport(DocEvalsModel):
 
     @property
     def requires_human_review(self) -> bool:
-        """True while any field is disputed or no provider produced a usable answer."""
-        return bool(self.disagreements) or not any(p.usable for p in self.providers)
+        """True while any field is disputed or no provider produced a usable answer.
+
+        (An adjudication with nothing to re-read asks no provider and lists none; it
+        inherits an undisputed consensus and needs no review.)"""
+        if self.disagreements:
+            return True
+        return bool(self.providers) and not any(p.usable for p in self.providers)
 
     @property
     def omitted_by_all(self) -> list[str]:

@@ -3,6 +3,11 @@
 The key covers everything that decides an answer: the request fingerprint (prompt,
 task, schema, attachment bytes) and the judge's identity (provider, model, sampling
 settings). Only usable answers are stored; failures are always retried.
+
+Besides judge results, the cache keeps other structured answers (say, the LLM field
+method's pair decisions) under keys of their own ``kind``
+(:meth:`JudgeCache.answer_key`, :meth:`JudgeCache.get_answer`,
+:meth:`JudgeCache.put_answer`), so one ``--judge-cache`` directory serves both.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ class JudgeCache:
             if data.get("format") != CACHE_FORMAT or data.get("key") != key:
                 raise ValueError("not an entry for this key")
             result = JudgeResult.model_validate(data["result"])
-        except (OSError, ValueError, KeyError, ValidationError, DocEvalsError):
+        except (OSError, ValueError, KeyError, AttributeError, ValidationError, DocEvalsError):
             self.misses += 1
             return None
         self.hits += 1
@@ -55,4 +60,29 @@ class JudgeCache:
     def put(self, key: str, result: JudgeResult) -> None:
         """Store a result atomically."""
         payload = {"format": CACHE_FORMAT, "key": key, "result": result.model_dump(mode="json")}
+        atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")
+
+    def answer_key(self, kind: str, request: JudgeRequest, judge: dict[str, Any]) -> str:
+        """The key of another kind of answer (``kind`` keeps it apart from judge
+        results and from other kinds) to ``request`` from ``judge``."""
+        return sha256_json(
+            {"format": CACHE_FORMAT, "kind": kind, "request": request.fingerprint, "judge": judge}
+        )
+
+    def get_answer(self, key: str) -> Any:
+        """The stored answer (any JSON value), or ``None`` on a miss."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            if data.get("format") != CACHE_FORMAT or data.get("key") != key:
+                raise ValueError("not an entry for this key")
+            answer = data["answer"]
+        except (OSError, ValueError, KeyError, AttributeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return answer
+
+    def put_answer(self, key: str, answer: Any) -> None:
+        """Store an answer (any JSON value) atomically."""
+        payload = {"format": CACHE_FORMAT, "key": key, "answer": answer}
         atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")

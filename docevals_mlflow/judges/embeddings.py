@@ -12,9 +12,11 @@ import numpy as np
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 from docevals_mlflow.judges.judge import run_sync
 from docevals_mlflow.judges.transport import Transport, public_url
-from docevals_mlflow.judges.usage import Usage
+from docevals_mlflow.judges.usage import PriceTable, Usage
 
 Vector = np.ndarray[Any, np.dtype[np.float64]]
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
 
 
 class EmbeddingClient:
@@ -22,28 +24,39 @@ class EmbeddingClient:
 
     Works with OpenAI and any server with the same wire format (vLLM, Ollama,
     llama.cpp, LM Studio, text-embeddings-inference). The key comes from ``api_key``
-    or the environment variable named by ``api_key_env``; a local server needs none.
+    or the environment variable named by ``api_key_env``. Without either,
+    ``OPENAI_API_KEY`` is read only when ``base_url`` is OpenAI's own API root, so an
+    OpenAI key is never sent to another server by default; a local server needs none.
+
+    ``prices`` (USD per million tokens, looked up by ``openai:<model>``,
+    ``openai-compatible:<model>`` or the bare model) gives ``usage.cost_usd``.
+    ``usage.requests`` counts HTTP requests, retries and failed ones included.
     """
 
     def __init__(
         self,
         *,
         model: str,
-        base_url: str = "https://api.openai.com/v1",
+        base_url: str = OPENAI_BASE_URL,
         api_key: str | None = None,
-        api_key_env: str | None = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         batch_size: int = 128,
         timeout: float = 60.0,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         max_concurrency: int | None = 4,
         client: httpx.AsyncClient | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError("batch_size must be at least 1")
         self.model = model
         self.base_url = base_url.rstrip("/")
-        self._key = api_key or (os.environ.get(api_key_env) if api_key_env else None)
+        is_openai = self.base_url == OPENAI_BASE_URL
+        self.provider = "openai" if is_openai else "openai-compatible"
+        variable = api_key_env or (OPENAI_KEY_VARIABLE if is_openai else None)
+        self._key = api_key or (os.environ.get(variable) if variable else None)
         self.batch_size = batch_size
+        self.prices = prices
         self.transport = Transport(
             provider="embeddings",
             endpoint=self.base_url,
@@ -71,15 +84,35 @@ class EmbeddingClient:
             await self._fetch(missing[start : start + self.batch_size])
         return [self._vectors[text] for text in texts]
 
+    def _add_usage(self, usage: Usage) -> None:
+        if self.prices is not None:
+            usage = usage.model_copy(
+                update={"cost_usd": self.prices.cost(self.provider, self.model, usage)}
+            )
+        self.usage = self.usage + usage
+
     async def _fetch(self, texts: list[str]) -> None:
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        response = await self.transport.send(
-            "POST",
-            f"{self.base_url}/embeddings",
-            json_body={"model": self.model, "input": texts},
-            headers=headers,
-        )
+        try:
+            response = await self.transport.send(
+                "POST",
+                f"{self.base_url}/embeddings",
+                json_body={"model": self.model, "input": texts},
+                headers=headers,
+            )
+        except ProviderError as exc:
+            # Failed requests are requests too.
+            self._add_usage(Usage(requests=max(exc.attempts, 1)))
+            raise
         data = response.data if isinstance(response.data, dict) else {}
+        tokens = data.get("usage", {}) if isinstance(data.get("usage"), dict) else {}
+        self._add_usage(
+            Usage(
+                requests=response.attempts,
+                input_tokens=int(tokens.get("prompt_tokens", 0) or 0),
+                total_tokens=int(tokens.get("total_tokens", 0) or 0),
+            )
+        )
         items = data.get("data")
         if not isinstance(items, list) or len(items) != len(texts):
             raise ProviderError(
@@ -91,9 +124,3 @@ class EmbeddingClient:
             vector = np.asarray(item.get("embedding"), dtype=np.float64)
             norm = float(np.linalg.norm(vector))
             self._vectors[texts[int(item.get("index", 0))]] = vector / norm if norm else vector
-        tokens = data.get("usage", {}) if isinstance(data.get("usage"), dict) else {}
-        self.usage = self.usage + Usage(
-            requests=1,
-            input_tokens=int(tokens.get("prompt_tokens", 0) or 0),
-            total_tokens=int(tokens.get("total_tokens", 0) or 0),
-        )

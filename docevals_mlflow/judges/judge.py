@@ -10,11 +10,12 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import Field
 
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.errors import ProviderError
 from docevals_mlflow.judges.output import JudgeOutput, OutputParseError, parse_judge_output
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage, total_usage
@@ -30,13 +31,16 @@ class RepairHint:
 
     previous: str
     problem: str
+    keep: str = "your verdicts"
+    """What the model should keep from its previous answer (judges keep verdicts,
+    generators the values they read)."""
 
     def message(self) -> str:
         """The follow-up instruction sent with the repair attempt."""
         return (
             "Your previous answer could not be used: "
             f"{self.problem}. Answer again with only one JSON object that matches the "
-            "schema exactly, keeping your verdicts."
+            f"schema exactly, keeping {self.keep}."
         )
 
 
@@ -78,8 +82,10 @@ def identity(adapter: Any) -> dict[str, Any]:
 
 
 class CallableAdapter:
-    """A plain function as an adapter: ``fn(request)`` (sync or async) returning a
-    :class:`JudgeOutput`, a matching dict, or matching JSON text."""
+    """A plain function as an adapter: ``fn(request)`` (sync or async) returning the
+    answer: a :class:`JudgeOutput` (or, for ground-truth generation, a claims object),
+    a matching dict, or matching JSON text. A function that accepts ``repair`` also
+    receives the :class:`RepairHint` of a repair attempt."""
 
     def __init__(
         self, fn: Callable[..., Any], *, provider: str = "custom", model: str | None = None
@@ -197,68 +203,143 @@ class ModelJudge:
         return run_sync(self.ajudge(request))
 
     async def _judge(self, request: JudgeRequest) -> JudgeResult:
-        usages: list[Usage] = []
-        try:
-            reply = await self.adapter.agenerate(request)
-        except Exception as exc:  # adapters retry on their own; what remains is reported
-            return JudgeResult(output=None, status="error", error=_error_text(exc))
-        usages.append(reply.usage)
-        if reply.status != "complete":
-            return _unusable(reply, usages)
-        try:
-            return JudgeResult(output=_parse(reply), status="ok", usage=total_usage(usages))
-        except OutputParseError as first:
-            hint = RepairHint(previous=first.text, problem=str(first))
-        try:
-            repaired = await self.adapter.agenerate(request, repair=hint)
-        except Exception as exc:
-            return JudgeResult(
-                output=None,
-                status="error",
-                error=f"repair attempt failed: {_error_text(exc)}",
-                raw_text=hint.previous,
-                usage=total_usage(usages),
-                attempts=2,
-            )
-        usages.append(repaired.usage)
-        if repaired.status != "complete":
-            return _unusable(repaired, usages, attempts=2)
-        try:
-            output = _parse(repaired)
-        except OutputParseError as second:
-            return JudgeResult(
-                output=None,
-                status="malformed",
-                error=f"{hint.problem}; after one repair attempt: {second}",
-                raw_text=second.text,
-                usage=total_usage(usages),
-                attempts=2,
-            )
-        return JudgeResult(output=output, status="repaired", usage=total_usage(usages), attempts=2)
+        answer = await ask_structured(self.adapter, request, parse_judge_output)
+        return JudgeResult(
+            output=answer.value,
+            status=answer.status,
+            error=answer.error,
+            raw_text=answer.raw_text,
+            usage=answer.usage,
+            attempts=answer.attempts,
+        )
 
 
-def _parse(reply: AdapterReply) -> JudgeOutput:
+@dataclass(frozen=True)
+class StructuredAnswer(Generic[T]):
+    """What :func:`ask_structured` got from a model, and how.
+
+    ``value`` is set exactly when ``status`` is ``ok`` or ``repaired``; otherwise
+    ``error`` says what went wrong and ``raw_text`` keeps the unusable text.
+    """
+
+    value: T | None
+    status: ResultStatus
+    error: str | None = None
+    raw_text: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    """Usage of every attempt together."""
+    attempts: int = 1
+
+    @property
+    def usable(self) -> bool:
+        """Whether ``value`` holds a parsed answer."""
+        return self.status in ("ok", "repaired")
+
+
+async def ask_structured(
+    adapter: Any,
+    request: JudgeRequest,
+    parse: Callable[[Any], T],
+    *,
+    keep: str = "your verdicts",
+) -> StructuredAnswer[T]:
+    """Ask ``adapter`` for a structured answer and parse it with ``parse``.
+
+    ``parse`` receives what the model returned (already-parsed data, or its text) and
+    raises :class:`~docevals_mlflow.judges.output.OutputParseError` when the answer is
+    unusable. A malformed answer gets one repair attempt (the model is shown its
+    answer and the problem, and asked to keep ``keep``); if that fails too the answer
+    is ``malformed`` with the text kept. Refusals and truncated answers are reported as
+    such and never parsed. An adapter exception (after the adapter's own retries)
+    becomes an ``error`` answer: nothing escapes.
+    """
+    usages: list[Usage] = []
+    try:
+        reply = await adapter.agenerate(request)
+    except Exception as exc:  # adapters retry on their own; what remains is reported
+        return StructuredAnswer(
+            value=None, status="error", error=_error_text(exc), usage=failure_usage(exc)
+        )
+    usages.append(reply.usage)
+    if reply.status != "complete":
+        return _unusable(reply, usages)
+    try:
+        return StructuredAnswer(value=_parse(reply, parse), status="ok", usage=total_usage(usages))
+    except OutputParseError as first:
+        hint = RepairHint(previous=first.text, problem=str(first), keep=keep)
+    try:
+        repaired = await adapter.agenerate(request, repair=hint)
+    except Exception as exc:
+        usages.append(failure_usage(exc))
+        return StructuredAnswer(
+            value=None,
+            status="error",
+            error=f"repair attempt failed: {_error_text(exc)}",
+            raw_text=hint.previous,
+            usage=total_usage(usages),
+            attempts=2,
+        )
+    usages.append(repaired.usage)
+    if repaired.status != "complete":
+        return _unusable(repaired, usages, attempts=2)
+    try:
+        value = _parse(repaired, parse)
+    except OutputParseError as second:
+        return StructuredAnswer(
+            value=None,
+            status="malformed",
+            error=f"{hint.problem}; after one repair attempt: {second}",
+            raw_text=second.text,
+            usage=total_usage(usages),
+            attempts=2,
+        )
+    return StructuredAnswer(value=value, status="repaired", usage=total_usage(usages), attempts=2)
+
+
+def _parse(reply: AdapterReply, parse: Callable[[Any], T]) -> T:
     if reply.data is not None:
-        return parse_judge_output(reply.data)
+        return parse(reply.data)
     if reply.text is None:
         raise OutputParseError("the answer was empty", "")
-    return parse_judge_output(reply.text)
+    return parse(reply.text)
 
 
-def _unusable(reply: AdapterReply, usages: list[Usage], *, attempts: int = 1) -> JudgeResult:
+def _unusable(
+    reply: AdapterReply, usages: list[Usage], *, attempts: int = 1
+) -> StructuredAnswer[Any]:
+    status: ResultStatus
     if reply.status == "refused":
-        error = f"the model refused: {reply.refusal or 'no reason given'}"
+        status, error = "refused", f"the model refused: {reply.refusal or 'no reason given'}"
     else:
+        status = "truncated"
         error = "the answer was cut off (output token limit) before it was complete"
-    text = reply.text if reply.text is not None else json.dumps(reply.data, default=str)
-    return JudgeResult(
-        output=None,
-        status=reply.status,
+    # The model's own words: its text, else its data, else (a refusal without text)
+    # the refusal itself; never the JSON of nothing.
+    if reply.text is not None:
+        text: str | None = reply.text
+    elif reply.data is not None:
+        text = json.dumps(reply.data, default=str)
+    else:
+        text = reply.refusal
+    return StructuredAnswer(
+        value=None,
+        status=status,
         error=error,
         raw_text=text,
         usage=total_usage(usages),
         attempts=attempts,
     )
+
+
+def failure_usage(exc: BaseException) -> Usage:
+    """What a failed adapter call used: the usage an HTTP adapter attached to its
+    :class:`~docevals_mlflow.errors.ProviderError` (every attempt is a request), else
+    the attempts the error counts; nothing for other exceptions."""
+    if isinstance(exc, ProviderError):
+        if isinstance(exc.usage, Usage):
+            return exc.usage
+        return Usage(requests=exc.attempts)
+    return Usage()
 
 
 def _error_text(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ so tests check delays without waiting for them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import logging
@@ -34,7 +35,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from docevals_mlflow.errors import ProviderError
+from docevals_mlflow.errors import ConfigurationError, ProviderError
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ DEFAULT_LIMITS = httpx.Limits(
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_MAX_CONCURRENCY = 8
+DEFAULT_MAX_RETRIES = 5
+"""Retries after the first attempt when neither an adapter nor a policy says."""
 _ERROR_BODY_CHARS = 500
 
 
@@ -123,7 +126,9 @@ class RetryPolicy:
     """When and how long to wait before trying a request again.
 
     Attributes:
-        max_retries: retries after the first attempt (``0`` disables retrying).
+        max_retries: retries after the first attempt (``0`` disables retrying);
+            ``None`` (the default) leaves the count to whoever uses the policy (an
+            adapter's ``max_retries``), else :data:`DEFAULT_MAX_RETRIES`.
         base_delay: the first backoff ceiling, doubled on every retry.
         max_delay: the largest backoff ceiling.
         max_retry_after: the longest server-requested wait honoured; a longer
@@ -131,17 +136,22 @@ class RetryPolicy:
         retry_statuses: HTTP statuses that are retried.
     """
 
-    max_retries: int = 5
+    max_retries: int | None = None
     base_delay: float = 0.5
     max_delay: float = 30.0
     max_retry_after: float = 60.0
     retry_statuses: frozenset[int] = RETRY_STATUSES
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0:
+        if self.max_retries is not None and self.max_retries < 0:
             raise ValueError("max_retries must be 0 or more")
         if self.base_delay < 0 or self.max_delay < 0 or self.max_retry_after < 0:
             raise ValueError("delays must be 0 or more")
+
+    @property
+    def retries(self) -> int:
+        """The retry count in force (:data:`DEFAULT_MAX_RETRIES` when unset)."""
+        return DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries
 
     def ceiling(self, retry: int) -> float:
         """The backoff ceiling before retry number ``retry`` (0 for the first retry)."""
@@ -171,6 +181,33 @@ class RetryPolicy:
             if requested is not None:
                 return min(requested, self.max_retry_after)
         return self.backoff(retry, rng)
+
+
+def resolve_retry_policy(max_retries: int | None, retry_policy: RetryPolicy | None) -> RetryPolicy:
+    """The policy that ``max_retries`` and ``retry_policy`` ask for together.
+
+    Either alone decides the retry count (a policy without one takes ``max_retries``,
+    and with neither it is :data:`DEFAULT_MAX_RETRIES`); when both set one they must
+    agree, since silently letting one win would retry more (or less) than asked.
+
+    Raises:
+        ConfigurationError: both set a retry count, and the counts differ.
+    """
+    if retry_policy is None:
+        retry_policy = RetryPolicy()
+    if retry_policy.max_retries is None:
+        return dataclasses.replace(
+            retry_policy,
+            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+        )
+    if max_retries is not None and max_retries != retry_policy.max_retries:
+        raise ConfigurationError(
+            f"max_retries={max_retries} contradicts retry_policy's "
+            f"max_retries={retry_policy.max_retries}",
+            path="max_retries",
+            expected="one of them, or the same count in both",
+        )
+    return retry_policy
 
 
 class RateLimiter:
@@ -372,8 +409,10 @@ class Transport:
         timeout: read (and write and pool) timeout in seconds, or a full
             :class:`httpx.Timeout`.
         connect_timeout: connect timeout in seconds (ignored with an ``httpx.Timeout``).
-        max_retries: retries after the first attempt.
-        retry_policy: full backoff settings (``max_retries`` overrides its own).
+        max_retries: retries after the first attempt (default: the policy's, else 5).
+        retry_policy: full backoff settings, retry count included. Giving both
+            ``max_retries`` and a policy with another count is a
+            :class:`~docevals_mlflow.errors.ConfigurationError`.
         max_concurrency: requests in flight at once for this provider and endpoint;
             ``None`` for no limit.
         requests_per_minute: an optional rate limit (token bucket).
@@ -404,15 +443,7 @@ class Transport:
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1 (or None for no limit)")
-        policy = retry_policy or RetryPolicy()
-        if max_retries is not None:
-            policy = RetryPolicy(
-                max_retries=max_retries,
-                base_delay=policy.base_delay,
-                max_delay=policy.max_delay,
-                max_retry_after=policy.max_retry_after,
-                retry_statuses=policy.retry_statuses,
-            )
+        policy = resolve_retry_policy(max_retries, retry_policy)
         self.provider = provider
         self.endpoint = endpoint
         self.client = client
@@ -488,7 +519,7 @@ class Transport:
                     )
             except _RETRYABLE_ERRORS as exc:
                 problem = self.redact(f"{type(exc).__name__}: {exc}".rstrip(": "))
-                if retry >= self.policy.max_retries:
+                if retry >= self.policy.retries:
                     raise ProviderError(
                         f"{self.provider} request to {shown_url} failed: {problem}"
                         + _after(attempts),
@@ -503,7 +534,7 @@ class Transport:
                     shown_url,
                     delay,
                     attempts + 1,
-                    self.policy.max_retries + 1,
+                    self.policy.retries + 1,
                 )
                 await self._sleep(delay)
                 continue
@@ -518,7 +549,7 @@ class Transport:
                 ) from None
 
             status = response.status_code
-            if status in self.policy.retry_statuses and retry < self.policy.max_retries:
+            if status in self.policy.retry_statuses and retry < self.policy.retries:
                 delay = self.policy.delay(retry, response, now=self._wall_clock(), rng=self._rng)
                 logger.info(
                     "%s: HTTP %d from %s; retrying in %.2f s (attempt %d of %d)",
@@ -527,7 +558,7 @@ class Transport:
                     shown_url,
                     delay,
                     attempts + 1,
-                    self.policy.max_retries + 1,
+                    self.policy.retries + 1,
                 )
                 await self._sleep(delay)
                 continue

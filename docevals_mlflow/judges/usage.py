@@ -10,7 +10,11 @@ from docevals_mlflow.core.model import DocEvalsModel
 
 
 class Usage(DocEvalsModel):
-    """Resources one or more provider calls used."""
+    """Resources one or more provider calls used.
+
+    ``requests`` counts HTTP requests (retries and failed calls included) or, for a
+    plain-function judge, calls.
+    """
 
     requests: int = 0
     input_tokens: int = 0
@@ -19,7 +23,20 @@ class Usage(DocEvalsModel):
     reasoning_tokens: int = 0
     total_tokens: int = 0
     cost_usd: float | None = None
-    """``None`` when no price is known for the model."""
+    """``None`` when no price is known for any of the calls."""
+    unpriced_requests: int = 0
+    """Requests whose cost is unknown (no price for their model). With ``cost_usd``
+    set and this above zero, the cost is partial: it leaves those requests out."""
+
+    @property
+    def unknown_cost_requests(self) -> int:
+        """Requests whose cost is not in ``cost_usd`` (all of them when it is ``None``)."""
+        return self.requests if self.cost_usd is None else self.unpriced_requests
+
+    @property
+    def cost_is_partial(self) -> bool:
+        """Whether ``cost_usd`` is known but leaves some requests out."""
+        return self.cost_usd is not None and self.unpriced_requests > 0
 
     def __add__(self, other: Usage) -> Usage:
         cost = (
@@ -27,6 +44,9 @@ class Usage(DocEvalsModel):
             if self.cost_usd is None and other.cost_usd is None
             else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         )
+        # A sum with a known cost must still say which requests it does not cover:
+        # an unpriced model's calls are unknown, never $0.
+        unpriced = self.unknown_cost_requests + other.unknown_cost_requests
         return Usage(
             requests=self.requests + other.requests,
             input_tokens=self.input_tokens + other.input_tokens,
@@ -35,10 +55,13 @@ class Usage(DocEvalsModel):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             cost_usd=cost,
+            unpriced_requests=unpriced if cost is not None else 0,
         )
 
     def as_metrics(self) -> dict[str, float]:
-        """The figures a metric result carries (``usage`` in reports and MLflow)."""
+        """The figures a metric result carries (``usage`` in reports and MLflow);
+        ``cost_usd`` only when known, and ``unpriced_requests`` when it leaves some
+        requests out."""
         figures: dict[str, float] = {
             "requests": float(self.requests),
             "input_tokens": float(self.input_tokens),
@@ -49,6 +72,8 @@ class Usage(DocEvalsModel):
         }
         if self.cost_usd is not None:
             figures["cost_usd"] = self.cost_usd
+            if self.unpriced_requests:
+                figures["unpriced_requests"] = float(self.unpriced_requests)
         return figures
 
 
@@ -68,14 +93,39 @@ class Price(DocEvalsModel):
     cached_input: float | None = Field(default=None, ge=0)
 
 
+def canonical_provider(name: str) -> str:
+    """The one spelling of a provider name used in price keys and reports:
+    lower case with hyphens (``openai_compatible`` and ``OpenAI-Compatible`` are
+    ``openai-compatible``)."""
+    return name.strip().casefold().replace("_", "-")
+
+
 class PriceTable(DocEvalsModel):
-    """Prices by ``provider:model`` or ``model``; configurable, never fetched."""
+    """Prices by ``provider:model`` or ``model``; configurable, never fetched.
+
+    The provider part of a key is compared in its canonical spelling
+    (:func:`canonical_provider`), so ``openai_compatible:qwen`` and
+    ``openai-compatible:qwen`` name the same price.
+    """
 
     prices: dict[str, Price] = Field(default_factory=dict)
 
+    def price(self, provider: str, model: str) -> Price | None:
+        """The price of ``model`` as served by ``provider``: ``provider:model`` first,
+        then the bare ``model``; ``None`` when neither is known."""
+        exact = self.prices.get(f"{provider}:{model}")
+        if exact is not None:
+            return exact
+        wanted = f"{canonical_provider(provider)}:{model}"
+        for key, value in self.prices.items():
+            head, sep, rest = key.partition(":")
+            if sep and f"{canonical_provider(head)}:{rest}" == wanted:
+                return value
+        return self.prices.get(model)
+
     def cost(self, provider: str, model: str, usage: Usage) -> float | None:
         """The cost of ``usage`` for a model, or ``None`` when its price is unknown."""
-        price = self.prices.get(f"{provider}:{model}") or self.prices.get(model)
+        price = self.price(provider, model)
         if price is None:
             return None
         cached = min(usage.cached_input_tokens, usage.input_tokens)

@@ -193,6 +193,29 @@ def _dashboard(report: Mapping[str, Any]) -> list[str]:
     for name, label in METRIC_LABELS.items():
         lines.append(f"- **{label}**: {_gauge(name, metrics.get(name))}")
     lines.append(f"- **Macro F1** (mean of document F1): {_gauge('f1', overall.get('macro_f1'))}")
+    return lines + _undecided(report)
+
+
+def _undecided(report: Mapping[str, Any]) -> list[str]:
+    """A warning when a provider left comparisons undecided (the metrics are then
+    lower bounds), naming the fields and why."""
+    overall = report["overall"]
+    count = int(overall.get("undecided") or 0)
+    if not count:
+        return []
+    fields = [
+        f"{_code(entry['template'])} {entry['undecided']}"
+        for entry in report.get("fields", [])
+        if entry.get("undecided")
+    ]
+    lines = [
+        "",
+        f"> ⚠️ **{count} comparison(s) not decided**: a SEMANTIC or LLM provider failed. "
+        "They are counted as FD (the worst case), so every metric above is a lower "
+        "bound. Fields: " + ", ".join(fields) + ".",
+    ]
+    for reason in overall.get("undecided_reasons") or ():
+        lines.append(f"> - {cell(reason)}")
     return lines
 
 

@@ -170,17 +170,31 @@ def _case_sections(report: EvaluationReport, level: int) -> list[str]:
             ),
         )
     lines += ["", f"{h}# Fingerprints", ""]
-    lines += table(
-        ["What", "SHA-256"],
-        [
-            ("Action instruction", _short(fp.action_instruction_sha256)),
-            ("Evaluation spec", _short(fp.evaluation_spec_sha256)),
-            ("Rubric", _short(fp.rubric_sha256)),
-            ("Judge instruction", _short(fp.judge_instruction_sha256)),
-            ("Effective operation spec", _short(fp.operation_spec_sha256)),
-        ],
-    )
+    digests: list[tuple[str, str]] = [
+        ("Action instruction", _short(fp.action_instruction_sha256)),
+        ("Evaluation spec", _short(fp.evaluation_spec_sha256)),
+        ("Rubric", _short(fp.rubric_sha256)),
+        ("Judge instruction", _short(fp.judge_instruction_sha256)),
+        ("Effective operation spec", _short(fp.operation_spec_sha256)),
+    ]
+    digests += [
+        (f"Effective judge prompt ({', '.join(names)})", _short(digest))
+        for digest, names in _judge_prompts(report).items()
+    ]
+    lines += table(["What", "SHA-256"], digests)
     return lines
+
+
+def _judge_prompts(report: EvaluationReport) -> dict[str, list[str]]:
+    """The SHA-256 of the prompt each judge or panel metric was actually sent, with
+    the metrics that sent it."""
+    prompts: dict[str, list[str]] = {}
+    for result in report.metric_results:
+        details = result.details if isinstance(result.details, dict) else {}
+        digest = details.get("instructions_sha256")
+        if isinstance(digest, str) and digest:
+            prompts.setdefault(digest, []).append(result.name)
+    return prompts
 
 
 def render_case_markdown(report: EvaluationReport) -> str:

@@ -66,6 +66,9 @@ def layout_fields(
     _cell_metrics(writer, "overall", overall["counts"], overall["metrics"])
     writer.metric("overall/macro_f1", overall["macro_f1"])
     writer.metric("overall/documents", overall["documents"])
+    # Comparisons a provider failed to decide (inside the FD cell): logged even when
+    # zero, so that a run can be told apart from one that never checked.
+    writer.metric("overall/undecided", overall.get("undecided", 0))
     unpaired = report["unpaired"]
     writer.metric("unpaired/expected_only", len(unpaired["expected_only"]))
     writer.metric("unpaired/predicted_only", len(unpaired["predicted_only"]))
@@ -337,27 +340,41 @@ def _operation_params(writer: BundleWriter, stages: list[EvaluationReport]) -> N
         writer.param(key, next(iter(seen)) if len(seen) == 1 else f"mixed ({len(seen)} variants)")
 
 
+JUDGE_SETTINGS = ("provider", "model", "temperature", "reasoning_effort")
+"""A single judge's identity logged as params (``judge.<setting>``), when set."""
+
+
 def _judge_layout(writer: BundleWriter, keys: KeyMap, stages: list[EvaluationReport]) -> None:
     """Judge and panel params, metrics and artifacts, from the stages' metric results."""
     prompts: set[str] = set()
     panels: dict[str, dict[str, Any]] = {}
+    judges: dict[str, dict[str, set[str]]] = {}
     variant_verdicts: dict[str, list[str]] = {}
     panel_figures: dict[str, list[tuple[float | None, bool]]] = {}
     queue: list[dict[str, Any]] = []
     for stage in stages:
         for result in stage.metric_results:
             details = result.details if isinstance(result.details, dict) else {}
-            if result.basis.startswith(("llm_judge", "judge_panel")) and details.get(
-                "instructions_sha256"
-            ):
+            is_panel = result.basis == "judge_panel"
+            is_judge = result.basis.startswith("llm_judge")
+            if (is_panel or is_judge) and details.get("instructions_sha256"):
                 prompts.add(details["instructions_sha256"])
-            if result.basis == "judge_panel":
+            if is_panel:
                 panels[result.name] = {**details["panel"], "sha256": details["panel_sha256"]}
                 panel_figures.setdefault(result.name, []).append(
                     (result.scores.get("group_agreement"), result.requires_human_review)
                 )
                 for variant in details.get("variants", []):
                     variant_verdicts.setdefault(variant["name"], []).append(variant["verdict"])
+            elif is_judge:
+                variant_verdicts.setdefault(result.name, []).append(result.verdict)
+                found = details.get("judge")
+                identity: dict[str, Any] = found if isinstance(found, dict) else {}
+                settings = judges.setdefault(result.name, {})
+                for setting in JUDGE_SETTINGS:
+                    if identity.get(setting) is not None:
+                        settings.setdefault(setting, set()).add(str(identity[setting]))
+            if is_panel or is_judge:
                 for item in details.get("review_items", []):
                     queue.append(
                         {
@@ -367,28 +384,14 @@ def _judge_layout(writer: BundleWriter, keys: KeyMap, stages: list[EvaluationRep
                             **item,
                         }
                     )
-            elif result.basis.startswith("llm_judge"):
-                variant_verdicts.setdefault(result.name, []).append(result.verdict)
     if prompts:
         writer.param(
             "judge.instructions_sha256",
             next(iter(prompts)) if len(prompts) == 1 else f"mixed ({len(prompts)} prompts)",
         )
+    _judge_params(writer, keys, judges)
+    _panel_params(writer, keys, panels)
     if panels:
-        spec = next(iter(panels.values()))
-        writer.param(
-            "judge.panel",
-            ", ".join(
-                f"{variant['name']}={variant['provider']}:{variant['model']}"
-                f"@{variant['temperature']}"
-                for variant in spec["variants"]
-            ),
-        )
-        writer.param("judge.panel_sha256", spec["sha256"])
-        rule = spec["vote_rule"]
-        if spec.get("minimum_agreement") is not None:
-            rule += f">={spec['minimum_agreement']}"
-        writer.param("judge.vote_rule", rule)
         writer.json("judges/panel.json", panels)
     for variant_name, verdicts in variant_verdicts.items():
         segment = keys.named("judge", variant_name)
@@ -409,6 +412,65 @@ def _judge_layout(writer: BundleWriter, keys: KeyMap, stages: list[EvaluationRep
         )
     if queue:
         writer.json("review/queue.json", queue)
+
+
+def _judge_params(
+    writer: BundleWriter, keys: KeyMap, judges: dict[str, dict[str, set[str]]]
+) -> None:
+    """``judge.provider``, ``judge.model`` (and ``judge.temperature``,
+    ``judge.reasoning_effort`` when set) for the run's single judge; with several
+    judge metrics, ``judge.<metric>.<setting>`` for each."""
+    for name, settings in judges.items():
+        prefix = "judge" if len(judges) == 1 else f"judge.{_param_segment(keys, 'judge', name)}"
+        for setting in JUDGE_SETTINGS:
+            values = settings.get(setting)
+            if values:
+                writer.param(
+                    f"{prefix}.{setting}",
+                    next(iter(values)) if len(values) == 1 else f"mixed ({len(values)} values)",
+                )
+
+
+def _panel_text(spec: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{variant['name']}={variant['provider']}:{variant['model']}@{variant['temperature']}"
+        for variant in spec["variants"]
+    )
+
+
+def _vote_rule(spec: dict[str, Any]) -> str:
+    rule = str(spec["vote_rule"])
+    if spec.get("minimum_agreement") is not None:
+        rule += f">={spec['minimum_agreement']}"
+    return rule
+
+
+def _panel_params(writer: BundleWriter, keys: KeyMap, panels: dict[str, dict[str, Any]]) -> None:
+    """``judge.panel``, ``judge.panel_sha256`` and ``judge.vote_rule`` for one panel.
+    With several, ``judge.panel`` names them, ``judge.panel_sha256`` fingerprints them
+    all, and each gets ``judge.panel.<name>``, ``.sha256`` and ``.vote_rule``."""
+    if not panels:
+        return
+    if len(panels) == 1:
+        spec = next(iter(panels.values()))
+        writer.param("judge.panel", _panel_text(spec))
+        writer.param("judge.panel_sha256", spec["sha256"])
+        writer.param("judge.vote_rule", _vote_rule(spec))
+        return
+    writer.param("judge.panel", f"{len(panels)} panels: {', '.join(panels)}")
+    writer.param("judge.panel_sha256", sha256_json({n: s["sha256"] for n, s in panels.items()}))
+    rules = {_vote_rule(spec) for spec in panels.values()}
+    writer.param("judge.vote_rule", next(iter(rules)) if len(rules) == 1 else "mixed")
+    for name, spec in panels.items():
+        prefix = f"judge.panel.{_param_segment(keys, 'panel', name)}"
+        writer.param(prefix, _panel_text(spec))
+        writer.param(f"{prefix}.sha256", spec["sha256"])
+        writer.param(f"{prefix}.vote_rule", _vote_rule(spec))
+
+
+def _param_segment(keys: KeyMap, kind: str, name: str) -> str:
+    # Param keys use dots between parts, so a slash from the key map becomes "_".
+    return keys.named(kind, name).replace("/", "_")
 
 
 def operations_document(stages: Iterable[EvaluationReport]) -> dict[str, Any]:

@@ -136,6 +136,10 @@ def log_bundle(
         if artifacts.is_dir():
             client.log_artifacts(run_id, str(artifacts))
         _log_inputs(client, run_id, bundle, artifacts)
+        # Operation prompts into the prompt registry; never fails the run.
+        from docevals_mlflow.tracking.prompts import register_bundle_prompts
+
+        register_bundle_prompts(client, run_id, experiment_id, bundle.kind, artifacts)
         client.set_terminated(run_id)
     except MlflowException as exc:
         raise TrackingError(f"MLflow refused the run: {exc.message}", source=uri) from None

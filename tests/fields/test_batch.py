@@ -413,7 +413,15 @@ def test_report_has_the_stable_keys_and_validates() -> None:
     ]
     assert report["kind"] == "fields"
     assert report["schema"] == {"id": "small", "version": "3", "sha256": SMALL.sha256}
-    assert set(report["overall"]) == {"documents", "counts", "metrics", "macro_f1"}
+    assert set(report["overall"]) == {
+        "documents",
+        "counts",
+        "metrics",
+        "macro_f1",
+        "undecided",
+        "undecided_reasons",
+    }
+    assert (report["overall"]["undecided"], report["overall"]["undecided_reasons"]) == (0, [])
     assert report["overall"]["documents"] == 5
     assert set(report["overall"]["counts"]) == {"tp", "fa", "fd", "fn", "tn"}
     assert set(report["overall"]["metrics"]) == {
@@ -426,7 +434,15 @@ def test_report_has_the_stable_keys_and_validates() -> None:
     }
     assert set(report["classes"]) == {"Invoice", "Receipt", "Memo"}
     for entry in report["classes"].values():
-        assert set(entry) == {"configured", "documents", "counts", "metrics", "macro_f1", "fields"}
+        assert set(entry) == {
+            "configured",
+            "documents",
+            "counts",
+            "metrics",
+            "macro_f1",
+            "undecided",
+            "fields",
+        }
     for entry in report["fields"]:
         assert set(entry) == {
             "template",
@@ -436,6 +452,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
             "discovered",
             "counts",
             "metrics",
+            "undecided",
         }
     assert report["lists"] == [
         {
@@ -447,7 +464,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
         }
     ]
     for entry in report["documents"]:
-        assert set(entry) == {"id", "class", "counts", "metrics", "rows"}
+        assert set(entry) == {"id", "class", "counts", "metrics", "undecided", "rows"}
         for row in entry["rows"]:
             assert set(row) == {
                 "path",

@@ -15,6 +15,10 @@ received, headers included, to check what an adapter really put on the wire.
 When an endpoint's script is empty it answers ``ok``: an "all correct" judgement built
 from the claim ids in the request's task JSON. Every request waits ``latency`` seconds
 first (``time.sleep`` in the handler thread), like a real model would.
+
+Ground-truth generation requests (a task with ``expected_fields``) are answered with
+claims instead: the values set with :meth:`ProviderServer.extraction` for the
+request's model (or for every model), or a placeholder value per field.
 """
 
 from __future__ import annotations
@@ -117,13 +121,16 @@ class ReceivedRequest:
 
 
 def find_task(body: Any) -> dict[str, Any] | None:
-    """The judge task JSON inside a request body, wherever the format puts it."""
+    """The judge (or generation) task JSON inside a request body, wherever the format
+    puts it."""
     if isinstance(body, str) and body.startswith("{"):
         try:
             value = json.loads(body)
         except json.JSONDecodeError:
             return None
-        return value if isinstance(value, dict) and "prediction_claims" in value else None
+        if isinstance(value, dict) and ("prediction_claims" in value or "expected_fields" in value):
+            return value
+        return None
     if isinstance(body, dict):
         body = list(body.values())
     if isinstance(body, list):
@@ -181,6 +188,29 @@ def default_answer(task: dict[str, Any] | None) -> dict[str, Any]:
             else []
         ),
     }
+
+
+def generation_answer(task: dict[str, Any], values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Claims for a ground-truth generation task: ``values[path]`` for each expected
+    field (a field missing from ``values``, or ``None``, is omitted); without
+    ``values``, a placeholder value for every field."""
+    sources = [entry.get("id") for entry in task.get("sources", [])]
+    cited = sources[0] if sources else None
+    claims = []
+    for path in task.get("expected_fields", []):
+        value = f"value of {path}" if values is None else values.get(path)
+        if value is None:
+            continue
+        claims.append(
+            {
+                "path": path,
+                "expected_value": value,
+                "evidence": f"read from {cited}",
+                "reference_id": cited,
+                "confidence": 0.9,
+            }
+        )
+    return {"claims": claims}
 
 
 def embed(text: str, dimensions: int = 64) -> list[float]:
@@ -264,6 +294,7 @@ class ProviderServer:
         self._scripts: dict[str, deque[Behaviour]] = {name: deque() for name in ENDPOINTS}
         self._requests: list[ReceivedRequest] = []
         self._in_flight = 0
+        self._extraction: dict[str | None, dict[str, Any]] = {}
         self.max_in_flight = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -315,6 +346,19 @@ class ProviderServer:
         with self._lock:
             self._scripts[endpoint].extend(behaviours)
 
+    def extraction(self, values: dict[str, Any], *, model: str | None = None) -> None:
+        """Answer generation requests for ``model`` (``None``: any model without its
+        own values) with these field values (``{"$.total": 12.5}``); fields missing
+        from ``values`` are omitted."""
+        with self._lock:
+            self._extraction[model] = dict(values)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered right now."""
+        with self._lock:
+            return self._in_flight
+
     def pending(self, endpoint: Endpoint) -> int:
         """Scripted behaviours not used yet."""
         with self._lock:
@@ -331,10 +375,11 @@ class ProviderServer:
         return [request for request in self.requests if request.endpoint == endpoint]
 
     def reset(self) -> None:
-        """Forget scripts, requests and the concurrency peak."""
+        """Forget scripts, extraction values, requests and the concurrency peak."""
         with self._lock:
             for queue in self._scripts.values():
                 queue.clear()
+            self._extraction.clear()
             self._requests.clear()
             self.max_in_flight = 0
 
@@ -362,23 +407,27 @@ class ProviderServer:
             self._requests.append(received)
             queue = self._scripts.get(endpoint)
             behaviour = queue.popleft() if queue else ok()
+            extraction = dict(self._extraction)
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             time.sleep(self.latency + behaviour.delay)
-            if not endpoint:
-                handler.send_json(404, {"error": {"message": f"no route {path}"}})
-            elif behaviour.kind == "status":
-                self._send_error(handler, received, behaviour)
-            elif behaviour.kind == "invalid_body":
-                handler.send_bytes(200, b"<html>proxy error</html>", "text/html")
-            elif endpoint == "embeddings":
-                handler.send_json(200, _embeddings(body))
-            else:
-                handler.send_json(200, _answer(endpoint, body, received.raw, behaviour))
         finally:
+            # Out of flight before the answer leaves: once the client has it, it may
+            # send its next request at once, and that one must not find this one
+            # still counted (the peak would overshoot the client's limit by one).
             with self._lock:
                 self._in_flight -= 1
+        if not endpoint:
+            handler.send_json(404, {"error": {"message": f"no route {path}"}})
+        elif behaviour.kind == "status":
+            self._send_error(handler, received, behaviour)
+        elif behaviour.kind == "invalid_body":
+            handler.send_bytes(200, b"<html>proxy error</html>", "text/html")
+        elif endpoint == "embeddings":
+            handler.send_json(200, _embeddings(body))
+        else:
+            handler.send_json(200, _answer(endpoint, body, received.raw, behaviour, extraction))
 
     def _send_error(
         self, handler: _Handler, received: ReceivedRequest, behaviour: Behaviour
@@ -402,8 +451,22 @@ class ProviderServer:
         handler.send_json(behaviour.status, payload, behaviour.headers)
 
 
-def _answer(endpoint: str, body: Any, raw: bytes, behaviour: Behaviour) -> dict[str, Any]:
-    answer = behaviour.payload if behaviour.payload is not None else default_answer(find_task(body))
+def _answer(
+    endpoint: str,
+    body: Any,
+    raw: bytes,
+    behaviour: Behaviour,
+    extraction: dict[str | None, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    task = find_task(body)
+    asked = body.get("model") if isinstance(body, dict) else None
+    if behaviour.payload is not None:
+        answer = behaviour.payload
+    elif task is not None and "expected_fields" in task:
+        extraction = extraction or {}
+        answer = generation_answer(task, extraction.get(asked, extraction.get(None)))
+    else:
+        answer = default_answer(task)
     answer_text = json.dumps(answer)
     if behaviour.kind == "malformed":
         answer_text = behaviour.text

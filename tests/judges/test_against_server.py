@@ -348,3 +348,83 @@ def test_the_api_key_never_leaks(provider_server, judge_request, caplog):
     for received in provider_server.requests:
         assert key_header(received.endpoint, received.headers).endswith(KEY)
         assert KEY not in received.text
+
+
+# -- review fixes: requests counted, retry policy, refusal text ------------------------
+
+
+def test_failed_and_retried_requests_are_counted_in_usage(provider_server, judge_request):
+    from docevals_mlflow.evaluation.llm_metric import judge_metric_result
+
+    provider_server.script("responses", *[status(500, message="internal") for _ in range(3)])
+    adapter = openai_adapter(provider_server, max_retries=2)
+    failed = ModelJudge(adapter).judge(judge_request)
+    assert failed.status == "error"
+    assert failed.usage.requests == 3  # three HTTP requests, all failed
+    assert adapter.usage_records[0].usage.requests == 3
+    metric = judge_metric_result("judge", judge_request, failed, None)
+    assert metric.usage["requests"] == 3
+
+    provider_server.script("responses", status(429, retry_after="0"), ok())
+    retried = ModelJudge(adapter).judge(judge_request)
+    assert retried.status == "ok"
+    assert retried.usage.requests == 2  # the 429 and the answer
+
+
+def test_a_failed_call_of_a_priced_model_costs_nothing_but_is_priced(
+    provider_server, judge_request
+):
+    provider_server.script("responses", status(400, message="bad"))
+    prices = PriceTable.from_mapping({"gpt-test": {"input": 1.0, "output": 1.0}})
+    failed = ModelJudge(openai_adapter(provider_server, prices=prices)).judge(judge_request)
+    assert (failed.usage.requests, failed.usage.cost_usd) == (1, 0.0)
+
+
+def test_the_retry_policy_sets_the_retry_count(provider_server, judge_request):
+    provider_server.script("responses", *[status(500, message="internal") for _ in range(6)])
+    policy = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
+    adapter = openai_adapter(provider_server, retry_policy=policy)
+    result = ModelJudge(adapter).judge(judge_request)
+    assert result.status == "error"
+    assert len(provider_server.requests) == 2  # not the adapter's default of 5 retries
+    assert "after 2 attempts" in (result.error or "")
+    # Agreeing counts are fine; contradicting ones are refused.
+    assert openai_adapter(provider_server, retry_policy=policy, max_retries=1)
+    from docevals_mlflow.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="contradicts"):
+        openai_adapter(provider_server, retry_policy=policy, max_retries=3)
+
+
+def test_an_openai_refusal_keeps_its_words(provider_server, judge_request):
+    from docevals_mlflow.evaluation.llm_metric import judge_metric_result
+
+    provider_server.script("responses", refusal("I won't grade this."))
+    result = ModelJudge(openai_adapter(provider_server)).judge(judge_request)
+    assert result.status == "refused"
+    assert result.raw_text == "I won't grade this."
+    metric = judge_metric_result("judge", judge_request, result, None)
+    assert metric.details["raw_text"] == "I won't grade this."
+    assert metric.notes == ["no verdict: the model refused: I won't grade this."]
+
+
+def test_a_request_is_out_of_flight_before_its_answer_leaves(provider_server, monkeypatch):
+    """Otherwise a client at its concurrency limit could send its next request while
+    the server still counts the answered one, and ``max_in_flight`` would overshoot."""
+    from tests.judges import provider_server as module
+
+    counted: list[int] = []
+    send_json = module._Handler.send_json
+
+    def recording(self, code, payload, headers=None):
+        counted.append(provider_server.in_flight)
+        return send_json(self, code, payload, headers)
+
+    monkeypatch.setattr(module._Handler, "send_json", recording)
+    with httpx.Client() as client:
+        for _ in range(2):
+            client.post(
+                f"{provider_server.base_url}/embeddings", json={"model": "m", "input": ["a"]}
+            )
+    assert counted == [0, 0]
+    assert provider_server.max_in_flight == 1

@@ -58,3 +58,22 @@ def test_failures_are_not_cached_and_corrupt_entries_are_misses(tmp_path):
     Evaluator([LLMJudgeMetric(judge)]).evaluate(cases([5])[0])
     assert good.calls == 2
     assert cache.misses >= 1
+
+
+def test_entries_of_the_wrong_shape_are_misses(tmp_path):
+    from docevals_mlflow.judges.request import JudgeRequest
+
+    cache = JudgeCache(tmp_path)
+    request = JudgeRequest(instructions="i", task={"a": 1}, output_schema={"type": "object"})
+    key = cache.key(request, {"model": "m"})
+    answer_key = cache.answer_key("pairs", request, {"model": "m"})
+    assert answer_key != key
+    for entry in (key, answer_key):
+        path = tmp_path / entry[:2] / f"{entry}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("[1, 2]")  # JSON, but not an entry
+    assert cache.get(key) is None
+    assert cache.get_answer(answer_key) is None
+    cache.put_answer(answer_key, {"results": [1]})
+    assert cache.get_answer(answer_key) == {"results": [1]}
+    assert (cache.hits, cache.misses) == (1, 2)

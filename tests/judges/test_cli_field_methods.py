@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from docevals_mlflow.cli import main
-from tests.judges.provider_server import ok
+from tests.judges.provider_server import ok, status
 
 SCHEMA = {
     "classes": [
@@ -98,7 +98,7 @@ def test_semantic_fields_without_a_model_are_refused(tmp_path, capsys):
     ("extra", "message"),
     [
         (["--embeddings-model", "text-embedding-3-small"], "set OPENAI_API_KEY"),
-        (["--embeddings-url", "http://127.0.0.1:9/v1"], "need --embeddings-model"),
+        (["--embeddings-url", "http://127.0.0.1:9/v1"], "needs --embeddings-model"),
     ],
 )
 def test_embedding_options_are_checked_before_reading_inputs(
@@ -110,3 +110,86 @@ def test_embedding_options_are_checked_before_reading_inputs(
     assert code == 2
     assert message in err
     assert not (tmp_path / "report.json").exists()
+
+
+def judge_options(url: str) -> list[str]:
+    return ["--judge", "openai-compatible", "--model", "judge", "--base-url", url]
+
+
+def embedding_options(url: str) -> list[str]:
+    return ["--embeddings-model", "embed", "--embeddings-url", url]
+
+
+AGREES = {"results": [{"id": 0, "match": True, "score": 0.9, "reason": "same firm"}]}
+
+
+def test_judge_cache_makes_a_rerun_free(provider_server, tmp_path, capsys):
+    provider_server.script("chat/completions", ok(AGREES))
+    url = provider_server.base_url
+    argv = [
+        *write_inputs(tmp_path),
+        *embedding_options(url),
+        *judge_options(url),
+        "--judge-cache",
+        str(tmp_path / "cache"),
+    ]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "answers from the cache" not in first
+    assert main(argv) == 0
+    second = capsys.readouterr().out
+    assert len(provider_server.requests_for("chat/completions")) == 1
+    assert "1 answers from the cache" in second
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["overall"]["counts"]["tp"] == 3
+
+
+def test_prices_give_the_field_methods_a_cost(provider_server, tmp_path, capsys):
+    provider_server.script("chat/completions", ok(AGREES))
+    prices = tmp_path / "prices.yaml"
+    # $1 per output token (only the judge writes any): the cost is the output tokens.
+    prices.write_text("judge: {input: 0, output: 1000000}\n")
+    url = provider_server.base_url
+    argv = [*write_inputs(tmp_path), *embedding_options(url), *judge_options(url)]
+    assert main([*argv, "--prices", str(prices)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "field methods" in line]
+    output_tokens = int(line.split(", ")[2].split()[0])
+    assert output_tokens > 0
+    # The embedding model has no price: the cost covers the judge only, and says so.
+    assert line.endswith(f", ${output_tokens:.4f} (some models have no price)")
+
+    (tmp_path / "prices.yaml").write_text(
+        "judge: {input: 1.0, output: 1.0}\nembed: {input: 1.0, output: 0}\n"
+    )
+    provider_server.script("chat/completions", ok(AGREES))
+    assert main([*argv, "--prices", str(prices)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "field methods" in line]
+    assert "$" in line
+    assert "no price" not in line
+
+
+def test_undecided_comparisons_are_reported(provider_server, tmp_path, capsys):
+    provider_server.script("chat/completions", status(400, message="model not loaded"))
+    url = provider_server.base_url
+    markdown = tmp_path / "report.md"
+    code = main(
+        [
+            *write_inputs(tmp_path),
+            *embedding_options(url),
+            *judge_options(url),
+            "--markdown",
+            str(markdown),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["overall"]["undecided"] == 1
+    assert report["overall"]["counts"]["fd"] == 1
+    (warning,) = [line for line in err.splitlines() if "warning" in line]
+    assert warning.startswith("docevals: warning: 1 field comparison was not decided (")
+    assert "model not loaded" in warning
+    assert "counted as FD" in warning
+    assert "1 comparison(s) not decided" in markdown.read_text()
+    # One embeddings request and the failed chat request.
+    assert "field methods: 2 requests" in out

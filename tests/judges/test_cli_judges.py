@@ -175,6 +175,32 @@ def test_openai_compatible_judge_adds_a_metric_with_verdicts_and_usage(
     assert "local-vl" in err  # which judge is asked, on stderr
 
 
+def test_the_usage_line_counts_failed_requests(
+    capsys, provider_server: ProviderServer, case_files, tmp_path
+) -> None:
+    # A 429 retried, then a 400 that is not: two HTTP requests, no answer.
+    provider_server.script(
+        "chat/completions", status(429, retry_after="0"), status(400, message="no")
+    )
+    output = tmp_path / "report.json"
+    code, out, err = evaluate_case(
+        capsys,
+        case_files,
+        output,
+        "--judge",
+        "openai-compatible",
+        "--base-url",
+        provider_server.base_url,
+        "--model",
+        "local-vl",
+    )
+    assert code == 0, err
+    judged = result_named(case_report(output), "llm_judge")
+    assert judged.verdict == "uncertain"
+    assert judged.usage["requests"] == 2
+    assert usage_of(judges_line(out)) == (2, 0, 0)
+
+
 def test_openai_judge_uses_the_environment_key_and_reports_cost(
     capsys, provider_server: ProviderServer, case_files, tmp_path, monkeypatch
 ) -> None:
@@ -310,7 +336,7 @@ def test_panel_of_two_models_votes_by_group(
     assert voted.basis == "judge_panel"
     assert voted.details["group_votes"] == {
         "openai:gpt-a": "pass",
-        "openai_compatible:local-b": "fail",
+        "openai-compatible:local-b": "fail",
     }
     assert voted.verdict == "uncertain"
     assert voted.requires_human_review
@@ -552,7 +578,7 @@ def test_pipeline_config_names_its_own_judges(
     assert [result.name for result in by_stage["d"].metric_results] == ["route_panel"]
     assert by_stage["d"].metric_results[0].details["group_votes"] == {
         "openai:gpt-a": "pass",
-        "openai_compatible:m": "pass",
+        "openai-compatible:m": "pass",
     }
     judged = result_named(by_stage["a"], "llm_judge")
     assert judged.details["judge"]["model"] == "gpt-b"
@@ -643,7 +669,11 @@ def test_missing_key_in_a_pipeline(capsys, tmp_path) -> None:
         (("--judge", "openai-compatible"), ["--base-url", "--model"]),
         (("--judge", "openai-compatible", "--base-url", "http://127.0.0.1:9/v1"), ["--model"]),
         (("--judge", "openai", "--panel", "panel.yaml"), ["--panel", "cannot be combined"]),
-        (("--panel", "panel.yaml", "--model", "m"), ["--model only apply to --judge"]),
+        (("--panel", "panel.yaml", "--model", "m"), ["--model only applies to --judge"]),
+        (
+            ("--panel", "panel.yaml", "--model", "m", "--base-url", "u", "--temperature", "0"),
+            ["--model, --base-url and --temperature only apply to --judge"],
+        ),
         (("--judge", "anthropic", "--reasoning-effort", "low"), ["openai judges only"]),
         (("--judge", "openai", "--concurrency", "0"), ["--concurrency 0"]),
         (("--judge", "openai", "--prices", "absent.yaml"), ["absent.yaml"]),

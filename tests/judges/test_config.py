@@ -58,7 +58,7 @@ def panel_error(path: Path, text: str) -> InputError:
     [
         ("openai", OpenAIResponsesAdapter, "openai"),
         ("anthropic", AnthropicMessagesAdapter, "anthropic"),
-        ("openai-compatible", OpenAICompatibleChatAdapter, "openai_compatible"),
+        ("openai-compatible", OpenAICompatibleChatAdapter, "openai-compatible"),
     ],
 )
 def test_each_provider_builds_its_adapter(provider, adapter_type, wire_provider) -> None:
@@ -253,7 +253,7 @@ def test_panel_file_builds_a_panel_metric(tmp_path: Path) -> None:
         "gpt-cold": "openai:gpt-a",
         "gpt-warm": "openai:gpt-a",
         "claude": "claudes",
-        "local": "openai_compatible:local-c",
+        "local": "openai-compatible:local-c",
     }
     temperatures = {variant.name: variant.temperature for variant in panel.variants}
     assert temperatures["gpt-warm"] == 0.8

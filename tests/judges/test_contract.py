@@ -240,3 +240,47 @@ def test_plain_function_judges_work(tmp_path):
 )
 def test_producer_relationship(producer, expected):
     assert producer_relationship(producer, {"provider": "openai", "model": "gpt-x"}) == expected
+
+
+def test_a_fail_that_skipped_claims_needs_review(tmp_path):
+    def skips_the_reference(request, repair):
+        judged = answer(request, prediction={"p00001": "incorrect"})
+        judged["reference_claims"] = []  # r00001 is never answered
+        return judged
+
+    result = LLMJudgeMetric(ScriptedAdapter(skips_the_reference)).evaluate(make_case(tmp_path))
+    assert result.verdict == "fail"
+    assert result.requires_human_review
+    (item,) = result.details["review_items"]
+    assert item["reason"] == "incomplete answer"
+    assert "skipped 1 reference claim(s): r00001" in item["detail"]
+
+    def clean_fail(request, repair):
+        return answer(request, prediction={"p00001": "incorrect"})
+
+    clean = LLMJudgeMetric(ScriptedAdapter(clean_fail)).evaluate(make_case(tmp_path))
+    assert clean.verdict == "fail"
+    assert not clean.requires_human_review
+    assert clean.details["review_items"] == []
+
+
+def test_single_judge_review_items_say_why(tmp_path):
+    unsure = LLMJudgeMetric(
+        ScriptedAdapter(lambda request, repair: answer(request, prediction="not_verifiable"))
+    ).evaluate(make_case(tmp_path))
+    assert unsure.details["review_items"] == [
+        {"reason": "uncertain verdict", "detail": "2 prediction claim(s) not verifiable"}
+    ]
+
+    own = ScriptedAdapter(lambda request, repair: answer(request), provider="openai", model="g")
+    case = make_case(tmp_path, producer={"provider": "openai", "model": "g"})
+    selfie = LLMJudgeMetric(own).evaluate(case)
+    assert selfie.details["review_items"] == [{"reason": "self-judging", "detail": "openai:g"}]
+
+    refused = LLMJudgeMetric(
+        ScriptedAdapter(lambda request, repair: AdapterReply(status="refused", refusal="no"))
+    ).evaluate(make_case(tmp_path))
+    assert refused.details["review_items"] == [
+        {"reason": "judge failed", "detail": "no verdict: the model refused: no"}
+    ]
+    assert refused.details["raw_text"] == "no"

@@ -9,6 +9,7 @@ from docevals_mlflow.evaluation.field_providers import field_providers
 from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.embeddings import EmbeddingClient
+from docevals_mlflow.judges.transport import RetryPolicy
 from tests.judges.provider_server import ok, status
 
 SCHEMA = DocumentSchema.model_validate(
@@ -114,3 +115,167 @@ def test_methods_without_a_provider_fail_when_the_comparer_is_built():
     with pytest.raises(ConfigurationError, match=r"SEMANTIC needs a provider") as raised:
         FieldComparer(SCHEMA)
     assert raised.value.path == "$.Purpose"
+
+
+# -- review fixes: reuse, cache, undecided comparisons, usage, keys ---------------------
+
+LLM_ONLY = DocumentSchema.model_validate(
+    {"classes": [{"name": "x", "fields": {"v": {"method": "LLM"}, "n": {"method": "EXACT"}}}]}
+)
+
+
+def llm_documents(*pairs):
+    return [
+        {
+            "id": f"d{index}",
+            "expected": {"v": expected, "n": "1"},
+            "predicted": {"v": got, "n": "1"},
+        }
+        for index, (expected, got) in enumerate(pairs)
+    ]
+
+
+def chat(server, **options):
+    return OpenAICompatibleChatAdapter(model="judge", base_url=server.base_url, **options)
+
+
+def test_pairs_already_decided_are_not_asked_again(provider_server):
+    provider_server.script("chat/completions", ok(pair_answer(1)), ok(pair_answer(1)))
+    batch = compare_documents(
+        llm_documents(("ACME", "ACME Inc."), ("ACME", "ACME Inc."), ("Globex", "Globex Corp")),
+        LLM_ONLY,
+        providers=field_providers(llm=chat(provider_server)),
+    )
+    # d1 repeats d0's pair: two requests for three documents, one pair each.
+    requests = provider_server.requests_for("chat/completions")
+    assert len(requests) == 2
+    assert batch.counts.tp == 6
+    rows = [row for document in batch.documents for row in document.row_dicts()]
+    assert {row["reason"] for row in rows if row["path"] == "$.v"} == {
+        "LLM: same meaning (0.95): same firm"
+    }
+
+
+def test_llm_answers_are_cached_on_disk(provider_server, tmp_path):
+    from docevals_mlflow.judges.cache import JudgeCache
+
+    documents = llm_documents(("ACME", "ACME Inc."))
+    provider_server.script("chat/completions", ok(pair_answer(1)))
+    first = compare_documents(
+        documents,
+        LLM_ONLY,
+        providers=field_providers(llm=chat(provider_server), cache=JudgeCache(tmp_path / "c")),
+    )
+    cache = JudgeCache(tmp_path / "c")
+    adapter = chat(provider_server)
+    second = compare_documents(
+        documents, LLM_ONLY, providers=field_providers(llm=adapter, cache=cache)
+    )
+    assert len(provider_server.requests_for("chat/completions")) == 1  # the rerun asks nothing
+    assert (cache.hits, adapter.total_usage.requests) == (1, 0)
+    assert first.to_report()["documents"] == second.to_report()["documents"]
+    # Another model is another answer.
+    provider_server.script("chat/completions", ok(pair_answer(1, match=False)))
+    other = OpenAICompatibleChatAdapter(model="other", base_url=provider_server.base_url)
+    third = compare_documents(
+        documents, LLM_ONLY, providers=field_providers(llm=other, cache=cache)
+    )
+    assert third.counts.fd == 1
+    assert len(provider_server.requests_for("chat/completions")) == 2
+
+
+def test_undecided_comparisons_are_counted_and_explained(provider_server):
+    provider_server.script("chat/completions", status(400, message="bad request"))
+    adapter = chat(provider_server, max_retries=0)
+    batch = compare_documents(
+        llm_documents(("ACME", "Globex")), LLM_ONLY, providers=field_providers(llm=adapter)
+    )
+    assert batch.counts.fd == 1  # the worst case: not a match until decided
+    assert batch.undecided == 1
+    report = batch.to_report()
+    assert report["overall"]["undecided"] == 1
+    (reason,) = report["overall"]["undecided_reasons"]
+    assert reason.startswith("not decided: ProviderError:")
+    assert "bad request" in reason
+    fields = {entry["template"]: entry["undecided"] for entry in report["fields"]}
+    assert fields == {"$.v": 1, "$.n": 0}
+    assert report["classes"]["x"]["undecided"] == 1
+    assert report["documents"][0]["undecided"] == 1
+    from docevals_mlflow.fields.report import FieldsReport
+
+    assert FieldsReport.model_validate(report).overall.undecided == 1
+    # Failed requests are requests too.
+    assert adapter.total_usage.requests == 1
+
+
+def test_undecided_counts_survive_without_rows(provider_server):
+    provider_server.script("chat/completions", status(400), status(400))
+    batch = compare_documents(
+        llm_documents(("a", "b"), ("c", "d")),
+        LLM_ONLY,
+        keep_rows=False,
+        providers=field_providers(llm=chat(provider_server, max_retries=0)),
+    )
+    assert batch.undecided == 2
+    assert [document["undecided"] for document in batch.to_report()["documents"]] == [1, 1]
+    assert len(batch.undecided_reasons) == 1  # the same reason twice is listed once
+
+
+def test_comparator_usage_counts_failed_requests(provider_server):
+    from docevals_mlflow.evaluation.field_providers import LLMFieldComparator
+
+    provider_server.script("chat/completions", status(503), status(503), ok(pair_answer(1)))
+    comparator = LLMFieldComparator(
+        chat(provider_server, retry_policy=RetryPolicy(base_delay=0.0)), threshold=0.5
+    )
+    assert comparator.score_pairs([("ACME", "ACME Inc.")]) == [pytest.approx(0.95)]
+    assert comparator.usage.requests == 3
+
+
+def embeddings_seen(monkeypatch, **options):
+    import asyncio
+
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200,
+            json={
+                "data": [{"index": 0, "embedding": [1.0, 0.0]}],
+                "usage": {"prompt_tokens": 1_000_000, "total_tokens": 1_000_000},
+            },
+        )
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-PLANTED-42")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    embeddings = EmbeddingClient(model="embed", client=client, **options)
+    asyncio.run(embeddings.aembed(["text"]))
+    return seen, embeddings
+
+
+def test_the_openai_key_goes_to_openai_only(monkeypatch):
+    seen, _ = embeddings_seen(monkeypatch)  # OpenAI's own API root
+    assert seen[0].headers["authorization"] == "Bearer sk-openai-PLANTED-42"
+    seen, _ = embeddings_seen(monkeypatch, base_url="http://127.0.0.1:11434/v1")
+    assert "authorization" not in seen[0].headers
+    monkeypatch.setenv("LOCAL_KEY", "local-secret")
+    seen, _ = embeddings_seen(
+        monkeypatch, base_url="http://127.0.0.1:11434/v1", api_key_env="LOCAL_KEY"
+    )
+    assert seen[0].headers["authorization"] == "Bearer local-secret"
+    seen, _ = embeddings_seen(
+        monkeypatch, base_url="http://127.0.0.1:11434/v1", api_key_env="OPENAI_API_KEY"
+    )
+    assert seen[0].headers["authorization"] == "Bearer sk-openai-PLANTED-42"  # asked for
+
+
+def test_embedding_usage_is_priced(monkeypatch):
+    from docevals_mlflow.judges.usage import PriceTable
+
+    prices = PriceTable.from_mapping({"embed": {"input": 0.02, "output": 0.0}})
+    _, embeddings = embeddings_seen(monkeypatch, prices=prices)
+    assert embeddings.usage.requests == 1
+    assert embeddings.usage.cost_usd == pytest.approx(0.02)

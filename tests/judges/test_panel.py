@@ -168,3 +168,134 @@ def test_bad_panels_are_refused():
         JudgePanelMetric([variant("a", "x", "y"), variant("a", "z", "w")])
     with pytest.raises(ConfigurationError, match="vote rule"):
         JudgePanelMetric([variant("a", "x", "y")], vote_rule="plurality")  # type: ignore[arg-type]
+
+
+# -- declared identity, temperature and cost (review fixes) -----------------------------
+
+
+def test_a_plain_function_variant_takes_the_declared_identity():
+    def says_correct(request):
+        return answer(request)
+
+    declared = JudgeVariant("gpt", says_correct, provider="openai", model="gpt-x")
+    assert declared.judge.describe() == {"provider": "openai", "model": "gpt-x"}
+    result = JudgePanelMetric([declared]).evaluate(
+        case(producer={"provider": "openai", "model": "gpt-x"})
+    )
+    (member,) = result.details["variants"]
+    assert member["producer_relationship"] == "same_model"
+    reasons = [item["reason"] for item in result.details["review_items"]]
+    assert "self-judging" in reasons
+    assert "no independent judge" in reasons
+
+
+def test_the_declared_identity_wins_over_what_the_judge_reports():
+    # The adapter calls itself "fake"; the variant says it is the producing model.
+    adapter = ScriptedAdapter(lambda request, repair: answer(request), provider="fake", model="m")
+    declared = JudgeVariant("claude", adapter, provider="anthropic", model="claude-x")
+    independent = variant("local", "local", "llama")
+    result = JudgePanelMetric([declared, independent]).evaluate(
+        case(producer={"provider": "anthropic", "model": "claude-x"})
+    )
+    relationships = {
+        member["name"]: member["producer_relationship"] for member in result.details["variants"]
+    }
+    assert relationships == {"claude": "same_model", "local": "independent"}
+    assert {"reason": "self-judging", "detail": "claude"} in result.details["review_items"]
+
+
+def chat_adapter_capturing(bodies: list[dict], **options):
+    import json
+
+    import httpx
+
+    from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
+
+    def handle(http_request: httpx.Request) -> httpx.Response:
+        body = json.loads(http_request.content)
+        bodies.append(body)
+        task = json.loads(body["messages"][1]["content"][0]["text"])
+        claims = [
+            {"claim_id": claim["claim_id"], "verdict": "correct"}
+            for claim in task["prediction_claims"]
+        ]
+        matched = [
+            {"claim_id": claim["claim_id"], "verdict": "matched"}
+            for claim in task.get("reference_claims", [])
+        ]
+        content = json.dumps(
+            {"prediction_claims": claims, "reference_claims": matched, "rubric_results": []}
+        )
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+            },
+        )
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    return OpenAICompatibleChatAdapter(
+        model="local", base_url="http://127.0.0.1:9/v1", client=client, **options
+    )
+
+
+def test_variant_temperature_is_sent_to_the_provider():
+    bodies: list[dict] = []
+    adapter = chat_adapter_capturing(bodies)
+    warm = JudgeVariant("warm", adapter, temperature=0.8)
+    result = JudgePanelMetric([warm]).evaluate(case())
+    assert result.verdict == "pass"
+    assert [body.get("temperature") for body in bodies] == [0.8]
+    assert warm.judge.describe()["temperature"] == 0.8
+    assert adapter.temperature is None  # the caller's adapter is left as it was
+    assert warm.spec()["temperature"] == 0.8
+
+
+def test_variant_temperature_matching_the_adapter_keeps_the_judge():
+    adapter = chat_adapter_capturing([], temperature=0.3)
+    kept = JudgeVariant("same", adapter, temperature=0.3)
+    assert kept.judge.adapter is adapter
+
+
+def test_a_temperature_a_judge_cannot_take_is_refused():
+    def says_correct(request):
+        return answer(request)
+
+    with pytest.raises(ConfigurationError, match=r"temperature=0\.7 cannot be sent"):
+        JudgeVariant("fn", says_correct, provider="openai", model="gpt", temperature=0.7)
+
+
+def priced_variant(name, provider, cost):
+    from docevals_mlflow.judges.judge import AdapterReply
+    from docevals_mlflow.judges.usage import Usage
+
+    def respond(request, repair):
+        usage = Usage(requests=1, input_tokens=100, output_tokens=10, cost_usd=cost)
+        return AdapterReply(data=answer(request), usage=usage)
+
+    return JudgeVariant(name, ScriptedAdapter(respond, provider=provider, model="m"))
+
+
+def test_panel_cost_is_partial_when_a_variant_has_no_price():
+    from docevals_mlflow.cli.judging import usage_line
+    from docevals_mlflow.core.reports import EvaluationReport
+
+    panel = JudgePanelMetric(
+        [priced_variant("a", "openai", 0.25), priced_variant("b", "local", None)]
+    )
+    result = panel.evaluate(case())
+    assert result.usage["cost_usd"] == 0.25
+    assert result.usage["unpriced_requests"] == 1
+    report = EvaluationReport.model_construct(metric_results=[result])
+    line = usage_line([report])
+    assert line is not None
+    assert line.endswith("$0.2500 (some models have no price)")
+
+    priced = JudgePanelMetric(
+        [priced_variant("a", "openai", 0.25), priced_variant("b", "anthropic", 0.5)]
+    ).evaluate(case())
+    assert "unpriced_requests" not in priced.usage
+    line = usage_line([EvaluationReport.model_construct(metric_results=[priced])])
+    assert line is not None
+    assert line.endswith("$0.7500")

@@ -463,3 +463,25 @@ def test_error_body_json_with_odd_shapes():
     client, _ = scripted(httpx.Response(400, json={"error": "plain string"}))
     with pytest.raises(ProviderError, match="plain string"):
         send(make_transport(client, Recorder()), client)
+
+
+def test_retry_count_comes_from_the_policy_or_the_argument_never_both():
+    from docevals_mlflow.errors import ConfigurationError
+    from docevals_mlflow.judges.transport import DEFAULT_MAX_RETRIES, resolve_retry_policy
+
+    assert resolve_retry_policy(None, None).max_retries == DEFAULT_MAX_RETRIES
+    assert resolve_retry_policy(2, None).max_retries == 2
+    slow = RetryPolicy(base_delay=3.0)
+    assert resolve_retry_policy(2, slow) == RetryPolicy(max_retries=2, base_delay=3.0)
+    assert resolve_retry_policy(None, RetryPolicy(max_retries=1)).max_retries == 1
+    assert resolve_retry_policy(1, RetryPolicy(max_retries=1)).max_retries == 1
+    with pytest.raises(ConfigurationError, match="contradicts"):
+        resolve_retry_policy(5, RetryPolicy(max_retries=1))
+
+
+def test_a_policy_with_a_retry_count_limits_the_attempts():
+    client, seen = scripted(*[error_response(503, "busy") for _ in range(4)])
+    transport = make_transport(client, Recorder(), retry_policy=RetryPolicy(max_retries=1))
+    with pytest.raises(ProviderError) as caught:
+        send(transport, client)
+    assert (len(seen), caught.value.attempts) == (2, 2)

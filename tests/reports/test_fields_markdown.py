@@ -360,3 +360,18 @@ def test_renders_a_real_batch() -> None:
         in lines
     )
     assert "Every document was paired." in lines
+
+
+def test_undecided_comparisons_are_a_warning() -> None:
+    report = small_report()
+    assert "not decided" not in render_fields_markdown(report)
+    report["overall"]["undecided"] = 2
+    report["overall"]["undecided_reasons"] = ["not decided: ProviderError: model | gone"]
+    report["fields"][0]["undecided"] = 2
+    text = render_fields_markdown(report)
+    assert (
+        "> ⚠️ **2 comparison(s) not decided**: a SEMANTIC or LLM provider failed. They are "
+        "counted as FD (the worst case), so every metric above is a lower bound. "
+        "Fields: `$.vendor` 2."
+    ) in text
+    assert "> - not decided: ProviderError: model \\| gone" in text

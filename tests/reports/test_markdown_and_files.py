@@ -133,3 +133,24 @@ def test_write_report_keeps_old_file_when_rendering_fails(tmp_path, monkeypatch)
         write_report(failing_case_report(), target, tmp_path / "r.md")
     assert target.read_text(encoding="utf-8") == "old"
     assert not (tmp_path / "r.md").exists()
+
+
+def test_case_markdown_shows_the_effective_judge_prompt_hash():
+    from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
+    from docevals_mlflow.judges.request import BASE_INSTRUCTIONS
+    from tests.judges.fakes import ScriptedAdapter, answer
+
+    case = EvaluationCase(
+        case_id="c1",
+        prediction={"total": 12},
+        references=[artifact_from_value({"total": 12}, authority="ground_truth", artifact_id="gt")],
+    )
+    judge = LLMJudgeMetric(ScriptedAdapter(lambda request, repair: answer(request)), name="judge")
+    report = Evaluator([ExactStructuredMetric(), judge]).evaluate(case)
+    digest = report.metric("judge").details["instructions_sha256"]
+    from docevals_mlflow import sha256_json
+
+    assert digest == sha256_json(BASE_INSTRUCTIONS)
+    text = render_case_markdown(report)
+    assert f"| Effective judge prompt (judge) | `{digest[:12]}` |" in text
+    assert "Effective judge prompt" not in render_case_markdown(failing_case_report())

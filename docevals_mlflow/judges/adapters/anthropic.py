@@ -168,7 +168,7 @@ class AnthropicMessagesAdapter(HttpAdapter):
         anthropic_version: str = ANTHROPIC_VERSION,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
         requests_per_minute: float | None = None,
         client: httpx.AsyncClient | None = None,

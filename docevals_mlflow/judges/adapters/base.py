@@ -10,6 +10,7 @@ answer (:meth:`HttpAdapter.parse_reply`, :meth:`HttpAdapter.parse_usage`);
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import threading
@@ -116,7 +117,8 @@ class HttpAdapter:
             requires one and defaults to 4096).
         timeout: read timeout in seconds (or a full ``httpx.Timeout``).
         connect_timeout: connect timeout in seconds.
-        max_retries: retries of transient failures (429, 5xx overload, connection).
+        max_retries: retries of transient failures (429, 5xx overload, connection);
+            default: ``retry_policy``'s count, else 5.
         max_concurrency: requests in flight at once per provider and base URL.
         requests_per_minute: optional rate limit per provider and base URL.
         client: an ``httpx.AsyncClient`` to use instead of the shared pooled one.
@@ -124,7 +126,8 @@ class HttpAdapter:
         extra_body: keys merged into (and overriding) the request body.
         extra_headers: headers added to every request; values of headers named like
             keys or tokens are treated as secrets.
-        retry_policy: full backoff settings.
+        retry_policy: full backoff settings, retry count included (a different
+            ``max_retries`` next to it is a ``ConfigurationError``).
         sleep: replaces ``asyncio.sleep`` between retries (tests).
     """
 
@@ -145,7 +148,7 @@ class HttpAdapter:
         max_output_tokens: int | None = None,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
         requests_per_minute: float | None = None,
         client: httpx.AsyncClient | None = None,
@@ -291,13 +294,55 @@ class HttpAdapter:
         )
 
     def with_cost(self, usage: Usage, response_model: str | None = None) -> Usage:
-        """``usage`` with its cost, when a price table knows the model."""
+        """``usage`` with its cost, when a price table knows the model (a call
+        without a price keeps ``cost_usd=None``: unknown, never $0)."""
         if self.prices is None:
             return usage
         cost = self.prices.cost(self.provider, self.model, usage)
         if cost is None and response_model and response_model != self.model:
             cost = self.prices.cost(self.provider, response_model, usage)
         return usage.model_copy(update={"cost_usd": cost})
+
+    _SETTINGS: ClassVar[tuple[str, ...]] = (
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "reasoning_effort",
+    )
+
+    def with_settings(self, **settings: Any) -> HttpAdapter:
+        """A copy of this adapter with other sampling settings (``temperature``,
+        ``top_p``, ``max_output_tokens``, ``reasoning_effort`` where the adapter has
+        it). The copy shares the transport (so the same limits apply) and keeps its
+        own usage records.
+
+        Raises:
+            ConfigurationError: a setting this adapter does not have, or an invalid value.
+        """
+        unknown = sorted(
+            name for name in settings if name not in self._SETTINGS or not hasattr(self, name)
+        )
+        if unknown:
+            raise ConfigurationError(
+                f"{self.provider}: cannot change {', '.join(unknown)}", path=unknown[0]
+            )
+        temperature = settings.get("temperature")
+        if temperature is not None and temperature < 0:
+            raise ConfigurationError("temperature must be 0 or more", path="temperature")
+        top_p = settings.get("top_p")
+        if top_p is not None and not 0 <= top_p <= 1:
+            raise ConfigurationError("top_p must be between 0 and 1", path="top_p")
+        tokens = settings.get("max_output_tokens")
+        if tokens is not None and tokens < 1:
+            raise ConfigurationError(
+                "max_output_tokens must be at least 1", path="max_output_tokens"
+            )
+        copied = copy.copy(self)
+        for name, value in settings.items():
+            setattr(copied, name, value)
+        copied._records = []
+        copied._records_lock = threading.Lock()
+        return copied
 
     async def agenerate(
         self, request: JudgeRequest, *, repair: RepairHint | None = None
@@ -316,25 +361,32 @@ class HttpAdapter:
         # Reading and rendering attachments is blocking work.
         body = await asyncio.to_thread(self.build_body, request, repair)
         started = time.perf_counter()
+        response = None
         try:
             response = await self.transport.send(
                 "POST", self.url(), json_body=body, headers=self.headers()
             )
             reply = self.parse_reply(response.data)
             response_model = as_dict(response.data).get("model")
+            # Every HTTP attempt is a request, the retried ones included.
             usage = self.with_cost(
-                self.parse_usage(response.data),
+                self.parse_usage(response.data).model_copy(update={"requests": response.attempts}),
                 response_model if isinstance(response_model, str) else None,
             )
         except ProviderError as exc:
+            # A failed call still made requests (a 2xx body that is no response
+            # counts one); they go with the error so that callers can count them.
+            attempts = response.attempts if response is not None else max(exc.attempts, 1)
+            failed = self.with_cost(Usage(requests=attempts))
+            exc.usage = failed
             self._record(
                 UsageRecord(
                     provider=self.provider,
                     model=self.model,
                     status="error",
-                    usage=Usage(requests=1),
+                    usage=failed,
                     latency_seconds=time.perf_counter() - started,
-                    attempts=exc.attempts,
+                    attempts=attempts,
                     repair=repair is not None,
                     http_status=exc.status_code,
                     error=self.redact(str(exc)),

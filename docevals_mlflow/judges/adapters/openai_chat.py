@@ -63,7 +63,7 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
     The other arguments are those of :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`.
     """
 
-    provider = "openai_compatible"
+    provider = "openai-compatible"
     requires_api_key = False
 
     def __init__(
@@ -73,7 +73,7 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
         base_url: str,
         api_key: str | None = None,
         api_key_env: str | None = None,
-        provider: str = "openai_compatible",
+        provider: str = "openai-compatible",
         temperature: float | None = None,
         top_p: float | None = None,
         max_output_tokens: int | None = None,
@@ -84,7 +84,7 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
         image_detail: str | None = None,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
         requests_per_minute: float | None = None,
         client: httpx.AsyncClient | None = None,

@@ -78,7 +78,7 @@ class OpenAIResponsesAdapter(HttpAdapter):
         max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
         requests_per_minute: float | None = None,
         client: httpx.AsyncClient | None = None,

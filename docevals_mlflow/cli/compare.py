@@ -1,0 +1,175 @@
+"""``docevals compare``: a baseline run against candidates, with a regression gate."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.cli.common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    NO_MLFLOW_VARIABLE,
+    tracking_wanted,
+)
+from docevals_mlflow.compare.results import CASE_METRIC
+from docevals_mlflow.compare.statistics import FIELD_METRICS
+from docevals_mlflow.errors import InputError
+
+REFERENCE_HELP = (
+    "a run id, EXPERIMENT/RUN-NAME, RUN-NAME (the most recent run of that name), a run "
+    "bundle folder or a report JSON file"
+)
+
+
+def register(commands: Any) -> None:
+    """Add the ``compare`` subcommand."""
+    parser = commands.add_parser(
+        "compare",
+        help="compare runs: what changed, what moved, and whether it is significant",
+        description="Compare a baseline run with one or more candidates: params, prompt "
+        "and spec diffs, judge panel changes, metric deltas with paired bootstrap "
+        "intervals, randomisation and exact McNemar tests with Holm's correction, and "
+        "the documents or cases that flipped. Writes Markdown, HTML and CSV when "
+        "--output-dir is given and logs the comparison as an MLflow run.",
+    )
+    parser.add_argument("baseline", help=f"the baseline: {REFERENCE_HELP}")
+    parser.add_argument("candidates", nargs="+", metavar="candidate", help="runs to compare")
+    parser.add_argument(
+        "--metric",
+        help="metric to test and rank on: precision, recall, f1 (default for field runs), "
+        "accuracy, far, fdr, macro_f1; case evaluations use pass_rate",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="family-wise significance level after Holm's correction (default 0.05)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples and random sign flips per test (default 2000)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="confidence level of the intervals (default 0.95)",
+    )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="write comparison.md, comparison.html and the tables as CSV here",
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any candidate regressed significantly (CI gating)",
+    )
+    # The usual tracking options, with help that says what they mean here: the
+    # experiment also narrows the lookup of bare run names.
+    group = parser.add_argument_group("MLflow")
+    group.add_argument(
+        "--tracking-uri",
+        help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
+        "in the working directory)",
+    )
+    group.add_argument(
+        "--experiment",
+        help="where to look up bare run names, and where to log the comparison "
+        "(default: the baseline's experiment)",
+    )
+    group.add_argument(
+        "--run-name", help="name of the comparison run (default: compare CANDIDATES vs BASELINE)"
+    )
+    group.add_argument(
+        "--no-mlflow",
+        action="store_true",
+        help=f"do not log the comparison as an MLflow run (or set {NO_MLFLOW_VARIABLE}=1)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    # Checked before any run is loaded: a typo should cost nothing.
+    if not (math.isfinite(args.alpha) and 0 < args.alpha < 1):
+        raise InputError(f"--alpha {args.alpha:g}", expected="a level between 0 and 1")
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 1):
+        raise InputError(f"--confidence {args.confidence:g}", expected="a level between 0 and 1")
+    if args.resamples < 100:
+        raise InputError(f"--resamples {args.resamples}", expected="at least 100")
+    if args.metric is not None and args.metric not in (*FIELD_METRICS, CASE_METRIC):
+        raise InputError(
+            f"unknown metric {args.metric!r}",
+            expected=f"one of {', '.join(FIELD_METRICS)} (field runs) or {CASE_METRIC} (cases)",
+        )
+
+
+def _write_outputs(comparison: Any, folder: Path) -> list[Path]:
+    from docevals_mlflow.core.atomic import atomic_write_text
+
+    # Everything is rendered before anything is written, so a failure leaves old files.
+    texts = {
+        "comparison.md": comparison.to_markdown(),
+        "comparison.html": comparison.to_html(),
+        **{f"{name}.csv": frame.to_csv(index=False) for name, frame in comparison.tables().items()},
+    }
+    return [atomic_write_text(folder / name, text) for name, text in texts.items()]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the runs, compare, print, write, log, and gate on regressions."""
+    from docevals_mlflow.compare import compare_runs
+    from docevals_mlflow.tracking.snapshots import load_run_snapshot
+
+    _check(args)
+    snapshots = [
+        load_run_snapshot(reference, tracking_uri=args.tracking_uri, experiment=args.experiment)
+        for reference in [args.baseline, *args.candidates]
+    ]
+    comparison = compare_runs(
+        snapshots[0],
+        *snapshots[1:],
+        metric=args.metric,
+        alpha=args.alpha,
+        seed=args.seed,
+        resamples=args.resamples,
+        confidence=args.confidence,
+    )
+    print(comparison.summary())
+    if args.output_dir is not None:
+        written = _write_outputs(comparison, args.output_dir)
+        print(f"written: {', '.join(path.name for path in written)} in {args.output_dir}")
+    if tracking_wanted(args):
+        from docevals_mlflow.tracking.comparison_runs import log_comparison
+
+        try:
+            logged = log_comparison(
+                comparison,
+                run_name=args.run_name,
+                experiment=args.experiment,
+                tracking_uri=args.tracking_uri,
+            )
+        except Exception as exc:  # the comparison is printed; logging must not hide it
+            print(
+                f"docevals: warning: comparison not logged to MLflow ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+            )
+        else:
+            print(logged.describe())
+    if args.fail_on_regression and comparison.has_regression:
+        for _, row in comparison.regressions.iterrows():
+            print(
+                f"docevals: regression: {row['candidate_run']}: {row['family']} {row['unit']} "
+                f"{row['metric']} {row['baseline']:.4f} -> {row['candidate']:.4f} "
+                f"(delta {row['delta']:+.4f}, Holm p {row['p_adjusted']:.3g})",
+                file=sys.stderr,
+            )
+        return EXIT_BELOW_THRESHOLD
+    return EXIT_OK

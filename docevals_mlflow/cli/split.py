@@ -1,0 +1,190 @@
+"""``docevals split``: page split and classification of document packets."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.cli.common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_OK,
+    add_output_options,
+    add_tracking_options,
+    log_evaluation,
+)
+from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.split.batch import evaluate_split_batch
+from docevals_mlflow.split.inputs import pair_packets
+from docevals_mlflow.split.report import SplitReport
+
+SPLIT_FAIL_UNDER: dict[str, Callable[[SplitReport], float | None]] = {
+    "page_accuracy": lambda report: report.page_level_accuracy.accuracy,
+    "accuracy_without_order": lambda report: report.split_accuracy_without_order.accuracy,
+    "accuracy_with_order": lambda report: report.split_accuracy_with_order.accuracy,
+    "boundary_f1": lambda report: report.boundaries.f1,
+    "section_f1": lambda report: report.matching.exact.f1,
+    "class_macro_f1": lambda report: report.classes.macro_f1,
+    "packet_score": lambda report: report.graded.packet_score,
+}
+"""Metrics ``docevals split --fail-under`` accepts (micro over packets; packet score is
+the mean over packets)."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``split`` subcommand."""
+    split = commands.add_parser(
+        "split",
+        help="evaluate how document packets are split into documents and classified",
+        description="Compare predicted page splits and classes of document packets with "
+        "ground truth: the seed's page-level accuracy and split accuracy (with and without "
+        "page order), per-class and boundary scores, one-to-one section matching and graded "
+        "clustering/ordering scores. Inputs are folders of <packet id>.json files, JSON "
+        'Lines files of {"id", "sections"|"pages"} records, or single JSON packets '
+        '({"sections": [{"section_id", "document_class", "page_indices"}]}); packets are '
+        "paired by id.",
+    )
+    split.add_argument("--expected", required=True, type=Path, help="ground truth (file/folder)")
+    split.add_argument("--predicted", required=True, type=Path, help="predictions (file/folder)")
+    add_output_options(split)
+    split.add_argument(
+        "--heatmap", type=Path, help="also write the confusion-matrix heatmap (HTML) here"
+    )
+    split.add_argument(
+        "--max-packets",
+        type=int,
+        default=20,
+        metavar="N",
+        help="packets with mistakes that get a section table in the Markdown report "
+        "(weakest first; default 20)",
+    )
+    split.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help=f"exit 1 when a metric is below VALUE or undefined; METRIC is one of "
+        f"{', '.join(SPLIT_FAIL_UNDER)} (repeatable)",
+    )
+    add_tracking_options(split)
+    split.set_defaults(handler=run)
+
+
+def _thresholds(pairs: Sequence[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in SPLIT_FAIL_UNDER:
+            raise InputError(
+                f"--fail-under {pair!r}",
+                expected=f"METRIC=VALUE with METRIC one of {', '.join(SPLIT_FAIL_UNDER)}",
+            )
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        # Every metric here lies in [0, 1]; 90 for 0.9 would pass or fail every run.
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"--fail-under {pair!r}", expected="a VALUE between 0 and 1")
+        if name in thresholds:
+            raise InputError(f"--fail-under {name} given twice", expected="one threshold each")
+        thresholds[name] = value
+    return thresholds
+
+
+def _breaches(report: SplitReport, thresholds: dict[str, float]) -> list[str]:
+    breaches = []
+    for name, limit in thresholds.items():
+        value = SPLIT_FAIL_UNDER[name](report)
+        if value is None:
+            breaches.append(f"{name} is undefined (required at least {limit:g})")
+        elif value < limit:
+            breaches.append(f"{name} {value:.4f} is below {limit:g}")
+    return breaches
+
+
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def split_summary_line(report: SplitReport) -> str:
+    """One line for the terminal."""
+    pages = report.page_level_accuracy
+    unordered = report.split_accuracy_without_order
+    ordered = report.split_accuracy_with_order
+    unpaired = report.unpaired
+    return (
+        f"packets: {report.packet_count}; page-level accuracy {_shown(pages.accuracy)} "
+        f"({pages.correct_pages}/{pages.total_pages}); split accuracy without order "
+        f"{_shown(unordered.accuracy)} ({unordered.correct_sections}/"
+        f"{unordered.total_sections}), with order {_shown(ordered.accuracy)} "
+        f"({ordered.correct_sections}/{ordered.total_sections}); boundary F1 "
+        f"{_shown(report.boundaries.f1)}; section F1 {_shown(report.matching.exact.f1)}; "
+        f"unpaired: {len(unpaired.expected_only)} expected only, "
+        f"{len(unpaired.predicted_only)} predicted only"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate, write the reports, log the run, and gate on thresholds."""
+    from docevals_mlflow.reports.split_markdown import render_split_markdown
+    from docevals_mlflow.reports.split_plot import render_split_heatmap
+
+    thresholds = _thresholds(args.fail_under)
+    if args.max_packets < 0:
+        raise InputError(f"--max-packets {args.max_packets}", expected="a count >= 0")
+    paired = pair_packets(args.expected, args.predicted)
+    if not paired.pairs:
+        raise InputError(
+            "no packet is on both sides "
+            f"({len(paired.expected_only)} expected, {len(paired.predicted_only)} predicted)",
+            source=str(args.predicted),
+            expected="packet ids (file names or 'id's) that match the expected side's",
+        )
+    report = evaluate_split_batch(
+        paired.pairs, expected_only=paired.expected_only, predicted_only=paired.predicted_only
+    )
+    # Render everything before writing anything: a failure leaves old files untouched.
+    json_text = report.to_json()
+    markdown_text = render_split_markdown(report, max_packets=args.max_packets)
+    heatmap_text = render_split_heatmap(report) if args.heatmap is not None else None
+    atomic_write_text(args.output, json_text)
+    if args.markdown is not None:
+        atomic_write_text(args.markdown, markdown_text)
+    if args.heatmap is not None and heatmap_text is not None:
+        atomic_write_text(args.heatmap, heatmap_text)
+    print(split_summary_line(report))
+    written = [f"report: {args.output}"]
+    if args.markdown is not None:
+        written.append(f"Markdown: {args.markdown}")
+    if args.heatmap is not None:
+        written.append(f"heatmap: {args.heatmap}")
+    print(" · ".join(written))
+    breaches = _breaches(report, thresholds)
+
+    def build(writer: Any) -> None:
+        from docevals_mlflow.tracking.layout import fields_dataset
+        from docevals_mlflow.tracking.split_layout import layout_split
+
+        layout_split(
+            writer,
+            report,
+            markdown=markdown_text,
+            heatmap=heatmap_text if heatmap_text is not None else render_split_heatmap(report),
+            verdict=("fail" if breaches else "pass") if thresholds else None,
+            report_json=json_text,
+        )
+        writer.dataset(*fields_dataset(args.expected))
+
+    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    for breach in breaches:
+        print(f"docevals: threshold: {breach}", file=sys.stderr)
+    return EXIT_BELOW_THRESHOLD if breaches else EXIT_OK
+
+
+__all__ = ["SPLIT_FAIL_UNDER", "register", "run", "split_summary_line"]

@@ -1,0 +1,355 @@
+"""A self-contained, offline HTML page of a comparison: a forest plot of the deltas with
+their intervals, the leaderboard, the tested effects, the flips and the diffs.
+
+Built like the run dashboards (:mod:`docevals_mlflow.reports.dashboard`): plotly.js is
+inlined once, nothing is loaded from the network (the MLflow UI shows HTML artifacts
+in a sandbox that allows scripts but no other origin), user text is escaped, and
+equal comparisons give equal pages.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.compare.changes import Changes, TextDiff
+from docevals_mlflow.compare.text import (
+    RESULT_TEXT,
+    changed_summary,
+    headline_text,
+    interval,
+    number,
+    p_text,
+    signed,
+)
+from docevals_mlflow.reports.dashboard import (
+    _axis_labels,
+    _cards,
+    _category_axis,
+    _html_table,
+    _layout,
+    _note,
+    _Page,
+)
+
+if TYPE_CHECKING:
+    from docevals_mlflow.compare.results import Comparison, PairComparison
+
+MAX_FOREST_ROWS = 60
+"""Effects per forest plot: the overall ones, then the largest moves."""
+MAX_TABLE_ROWS = 200
+DIRECTION_COLOURS = {"improvement": "#2ca02c", "regression": "#d62728", "none": "#7f7f7f"}
+_DIFF_STYLE = (
+    "<style>pre.diff { background: #f8f8f8; border: 1px solid #ddd; padding: 8px; "
+    "overflow-x: auto; font-size: 0.85em; } pre.diff .add { color: #1a7f37; } "
+    "pre.diff .del { color: #cf222e; } pre.diff .hunk { color: #6f42c1; }</style>"
+)
+
+
+def _forest_rows(pair: PairComparison) -> Any:
+    effects = pair.effects
+    overall = effects[effects["family"] == "overall"]
+    others = effects[effects["family"] != "overall"]
+    others = others.assign(_size=others["delta"].abs()).sort_values(
+        "_size", ascending=False, na_position="last", kind="stable"
+    )
+    room = max(0, MAX_FOREST_ROWS - len(overall))
+    import pandas as pd
+
+    return pd.concat([overall, others.head(room).drop(columns="_size")], ignore_index=True)
+
+
+def forest_figure(pair: PairComparison, confidence: float) -> go.Figure:
+    """Each tested effect as a point (the delta) with its bootstrap interval."""
+    rows = _forest_rows(pair)
+    labels = _axis_labels(f"{row['family']}: {row['unit']}" for _, row in rows.iterrows())
+    figure = go.Figure()
+    for result, colour in DIRECTION_COLOURS.items():
+        chosen = [index for index in range(len(rows)) if rows.iloc[index]["direction"] == result]
+        if not chosen:
+            continue
+        part = rows.iloc[chosen]
+        figure.add_trace(
+            go.Scatter(
+                x=part["delta"].tolist(),
+                y=[labels[index] for index in chosen],
+                mode="markers",
+                name=html.escape(RESULT_TEXT[result] if result != "none" else "not significant"),
+                marker={"color": colour, "size": 9},
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_high"] - part["delta"]).tolist(),
+                    "arrayminus": (part["delta"] - part["ci_low"]).tolist(),
+                    "color": colour,
+                },
+                hovertext=[
+                    html.escape(
+                        f"{row['unit']} ({row['metric']}): {number(row['baseline'])} → "
+                        f"{number(row['candidate'])}, Δ {signed(row['delta'])} "
+                        f"{interval(row['ci_low'], row['ci_high'])}, p {p_text(row['p_value'])}, "
+                        f"Holm p {p_text(row['p_adjusted'])}"
+                    )
+                    for _, row in part.iterrows()
+                ],
+                hoverinfo="text",
+            )
+        )
+    figure.add_vline(x=0, line_width=1, line_color="#444")
+    return _layout(
+        figure,
+        title=f"Δ {pair.candidate.label} − {pair.baseline.label} ({confidence:.0%} intervals)",
+        height=max(280, 24 * len(rows) + 150),
+        xaxis={"title": {"text": "candidate − baseline"}, "zeroline": False},
+        yaxis=_category_axis(labels),
+    )
+
+
+def leaderboard_figure(comparison: Comparison) -> go.Figure:
+    """Every run's value with its bootstrap interval, best first."""
+    board = comparison.leaderboard
+    assert board is not None
+    labels = _axis_labels(str(run) for run in board["run"])
+    figure = go.Figure(
+        go.Scatter(
+            x=board["value"].tolist(),
+            y=labels,
+            mode="markers",
+            marker={
+                "size": 10,
+                "color": [
+                    "#1f77b4" if role == "baseline" else DIRECTION_COLOURS.get(result, "#7f7f7f")
+                    for role, result in zip(board["role"], board["direction"], strict=True)
+                ],
+            },
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": (board["ci_high"] - board["value"]).tolist(),
+                "arrayminus": (board["value"] - board["ci_low"]).tolist(),
+            },
+            hoverinfo="x+y",
+        )
+    )
+    return _layout(
+        figure,
+        title=f"Leaderboard: {comparison.settings.metric}",
+        height=max(240, 30 * len(board) + 140),
+        yaxis=_category_axis(labels),
+    )
+
+
+def _diff_html(diff: TextDiff) -> str:
+    lines = []
+    for line in diff.diff.splitlines():
+        css = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            css = "add"
+        elif line.startswith("-") and not line.startswith("---"):
+            css = "del"
+        elif line.startswith("@@"):
+            css = "hunk"
+        text = html.escape(line)
+        lines.append(f'<span class="{css}">{text}</span>' if css else text)
+    return f'<p><code>{html.escape(diff.name)}</code> ({diff.status})</p><pre class="diff">' + (
+        "\n".join(lines) + "</pre>"
+    )
+
+
+def _changes_html(changes: Changes) -> str:
+    if not changes.any:
+        return _note("Nothing changed: same params, prompts, specs and judge panels.")
+    parts = [_note(changed_summary(changes))]
+    if changes.datasets:
+        parts.append(
+            _html_table(
+                ["Ground truth", "Baseline digest", "Candidate digest"],
+                (
+                    [entry.name, str(entry.baseline), str(entry.candidate)]
+                    for entry in changes.datasets
+                ),
+                numeric=0,
+            )
+        )
+    if changes.params:
+        parts.append(
+            _html_table(
+                ["Param", "Baseline", "Candidate"],
+                (
+                    [entry.name, str(entry.baseline), str(entry.candidate)]
+                    for entry in changes.params
+                ),
+                numeric=0,
+            )
+        )
+    for change in changes.operations:
+        if change.status == "unchanged":
+            continue
+        facts = [f"{change.operation}: {change.status}"]
+        if change.criteria_added:
+            facts.append("criteria added: " + "; ".join(change.criteria_added))
+        if change.criteria_removed:
+            facts.append("criteria removed: " + "; ".join(change.criteria_removed))
+        if change.spec_status is not None:
+            facts.append(
+                f"spec status {change.spec_status.baseline} → {change.spec_status.candidate}"
+            )
+        parts.append(f"<p><b>{html.escape(facts[0])}</b> {html.escape(' · '.join(facts[1:]))}</p>")
+        parts += [_diff_html(diff) for diff in change.diffs if diff.diff]
+    for panel in changes.panels:
+        if panel.status == "unchanged":
+            continue
+        rows = [
+            [
+                member.name,
+                member.status,
+                ", ".join(member.changed),
+                str((member.baseline or {}).get("model", "")),
+                str((member.candidate or {}).get("model", "")),
+            ]
+            for member in panel.members
+            if member.status != "unchanged"
+        ]
+        rows += [
+            [rule.name, "rule changed", "", str(rule.baseline), str(rule.candidate)]
+            for rule in panel.rules
+        ]
+        parts.append(f"<p><b>panel {html.escape(panel.panel)}: {html.escape(panel.status)}</b></p>")
+        parts.append(
+            _html_table(["Member / rule", "Status", "Changed", "Baseline", "Candidate"], rows, 0)
+        )
+    parts += [_diff_html(diff) for diff in changes.texts if diff.diff]
+    return "\n".join(parts)
+
+
+def _effects_html(pair: PairComparison) -> str:
+    effects = pair.effects
+    return _html_table(
+        [
+            "Family",
+            "Unit",
+            "Metric",
+            "Result",
+            "N",
+            "Baseline",
+            "Candidate",
+            "Δ",
+            "CI",
+            "p",
+            "Holm p",
+        ],
+        (
+            [
+                str(row["family"]),
+                str(row["unit"]),
+                str(row["metric"]),
+                RESULT_TEXT[row["direction"]],
+                str(row["n"]),
+                number(row["baseline"]),
+                number(row["candidate"]),
+                signed(row["delta"]),
+                interval(row["ci_low"], row["ci_high"]),
+                p_text(row["p_value"]),
+                p_text(row["p_adjusted"]),
+            ]
+            for _, row in effects.iterrows()
+        ),
+        numeric=7,
+    )
+
+
+def _flips_html(pair: PairComparison) -> str:
+    flips = pair.flips
+    if not len(flips):
+        return _note(f"No {pair.unit} changed its verdict.")
+    order = {"broken": 0, "fixed": 1, "changed": 2}
+    ranked = flips.assign(_order=flips["change"].map(order)).sort_values("_order", kind="stable")
+    shown = ranked.head(MAX_TABLE_ROWS)
+    second = "Class" if pair.unit == "document" else "Stage"
+    table = _html_table(
+        [pair.unit.capitalize(), second, "Baseline", "Candidate", "Change", "Why"],
+        (
+            [
+                str(row["id"]),
+                str(row["group"] if pair.unit == "document" else row["stage"]),
+                str(row["baseline"]),
+                str(row["candidate"]),
+                str(row["change"]),
+                str(row["why"]),
+            ]
+            for _, row in shown.iterrows()
+        ),
+        numeric=0,
+    )
+    more = len(flips) - len(shown)
+    return table + (_note(f"{more} more flips in flips.csv.") if more > 0 else "")
+
+
+def _judges_html(pair: PairComparison) -> str:
+    judges = pair.judges
+    if not len(judges):
+        return ""
+    return _html_table(
+        ["Metric", "Member", "Baseline pass", "Candidate pass", "Δ", "Votes", "Changed", "κ"],
+        (
+            [
+                str(row["metric"] or ""),
+                str(row["member"]),
+                number(row["baseline_pass_rate"]),
+                number(row["candidate_pass_rate"]),
+                signed(row["delta"]),
+                str(row["votes_matched"]),
+                str(row["votes_changed"]),
+                number(row["kappa"], 3),
+            ]
+            for _, row in judges.iterrows()
+        ),
+        numeric=6,
+    )
+
+
+def render_comparison_html(comparison: Comparison) -> str:
+    """The comparison as one self-contained HTML page."""
+    settings = comparison.settings
+    page = _Page("docevals run comparison")
+    page.add(_DIFF_STYLE)
+    page.add(
+        _cards(
+            [
+                ("baseline", comparison.baseline.label),
+                ("candidates", str(len(comparison.pairs))),
+                ("metric", settings.metric),
+                ("alpha (Holm)", f"{settings.alpha:g}"),
+                ("resamples", str(settings.resamples)),
+                ("verdict", "regression" if comparison.has_regression else "no regression"),
+            ]
+        )
+    )
+    for note in comparison.notes:
+        page.add(_note(note))
+    if comparison.leaderboard is not None:
+        page.section("Leaderboard")
+        page.figure(leaderboard_figure(comparison), "fig-leaderboard")
+    for number_, pair in enumerate(comparison.pairs, start=1):
+        page.section(f"{pair.candidate.label} vs {pair.baseline.label}")
+        page.add(
+            _note(
+                f"{pair.matched} matched {pair.unit}s. {headline_text(pair, settings.confidence)}"
+            )
+        )
+        for note in pair.notes:
+            page.add(_note(note))
+        page.figure(forest_figure(pair, settings.confidence), f"fig-forest-{number_}")
+        page.add("<h3>Tested effects</h3>" + _effects_html(pair))
+        page.add("<h3>Flips</h3>" + _flips_html(pair))
+        judges = _judges_html(pair)
+        if judges:
+            page.add("<h3>Judges</h3>" + judges)
+        page.add("<h3>What changed</h3>" + _changes_html(pair.changes))
+    return page.render(
+        f"docevals-mlflow {__version__}; paired bootstrap intervals, randomisation and "
+        "exact McNemar tests, Holm's correction per family"
+    )

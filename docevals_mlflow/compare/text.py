@@ -1,0 +1,149 @@
+"""Plain-text pieces shared by the Markdown, HTML and terminal renderings of a
+comparison: number formats, the headline of a candidate, the summary lines."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from docevals_mlflow.compare.changes import Changes
+
+if TYPE_CHECKING:
+    from docevals_mlflow.compare.results import Comparison, PairComparison
+
+MAX_VALUE_CHARS = 80
+RESULT_TEXT = {"improvement": "▲ improvement", "regression": "▼ regression", "none": "–"}
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """A figure, or ``n/a`` when undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):.{digits}f}"
+
+
+def signed(value: Any, digits: int = 4) -> str:
+    """A difference with its sign (``+0.0516``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):+.{digits}f}"
+
+
+def interval(low: Any, high: Any, digits: int = 4) -> str:
+    """``[low, high]`` with signs, or ``n/a``."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
+        return "n/a"
+    return f"[{float(low):+.{digits}f}, {float(high):+.{digits}f}]"
+
+
+def p_text(value: Any) -> str:
+    """A p-value with three significant digits."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):.3g}"
+
+
+def short(value: Any) -> str:
+    if value is None:
+        return "(absent)"
+    text = str(value)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def metric_label(metric: str) -> str:
+    return {
+        "f1": "micro F1",
+        "macro_f1": "macro F1",
+        "correct_rate": "share of documents fully correct",
+        "pass_rate": "pass rate",
+        "far": "false alarm rate",
+        "fdr": "false discovery rate",
+    }.get(metric, metric)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def headline_text(pair: PairComparison, confidence: float = 0.95) -> str:
+    """``micro F1 0.9422 → 0.9938 (+0.0516, 95% CI [...], Holm p 0.0005): ▲ improvement``."""
+    effect = pair.headline
+    if not effect:
+        return "no overall figure"
+    return (
+        f"{metric_label(effect['metric'])} {number(effect['baseline'])} → "
+        f"{number(effect['candidate'])} ({signed(effect['delta'])}, {confidence:.0%} CI "
+        f"{interval(effect['ci_low'], effect['ci_high'])}, Holm p {p_text(effect['p_adjusted'])})"
+        f": {RESULT_TEXT[effect['direction']]}"
+    )
+
+
+def _listing(frame: Any, limit: int = 5) -> str:
+    items = [
+        f"{row['family']} {row['unit']} {signed(row['delta'])}"
+        for _, row in frame.head(limit).iterrows()
+    ]
+    more = len(frame) - limit
+    return ", ".join(items) + (f" and {more} more" if more > 0 else "")
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    """Plain lines for a terminal: per candidate the headline and the significant changes."""
+    settings = comparison.settings
+    lines = [
+        f"baseline {comparison.baseline.label} ({comparison.baseline.run_id}); metric "
+        f"{settings.metric}, alpha {settings.alpha:g} (Holm), {settings.resamples} resamples, "
+        f"seed {settings.seed}"
+    ]
+    for pair in comparison.pairs:
+        lines.append(
+            f"{pair.candidate.label} ({pair.candidate.run_id}): {pair.matched} matched "
+            f"{pair.unit}s; {headline_text(pair, settings.confidence)}"
+        )
+        improvements, regressions = pair.improvements, pair.regressions
+        lines.append(
+            f"  significant: {len(improvements)} improvement(s)"
+            + (f" ({_listing(improvements)})" if len(improvements) else "")
+            + f", {len(regressions)} regression(s)"
+            + (f" ({_listing(regressions)})" if len(regressions) else "")
+        )
+        flips = pair.flips
+        if len(flips):
+            fixed = int((flips["change"] == "fixed").sum())
+            broken = int((flips["change"] == "broken").sum())
+            lines.append(
+                f"  flips: {fixed} fixed, {broken} broken, {len(flips) - fixed - broken} other"
+            )
+        if pair.changes.any:
+            lines.append(f"  changed: {changed_summary(pair.changes)}")
+    if comparison.leaderboard is not None:
+        lines.append(
+            "leaderboard: "
+            + ", ".join(
+                f"{row['rank']}. {row['run']} {number(row['value'])}"
+                for _, row in comparison.leaderboard.iterrows()
+            )
+        )
+    return lines
+
+
+def changed_summary(changes: Changes) -> str:
+    """One line naming what changed (operations, panels, texts, params)."""
+    parts = []
+    operations = [entry for entry in changes.operations if entry.status != "unchanged"]
+    if operations:
+        parts.append(
+            "operations " + ", ".join(f"{entry.operation} ({entry.status})" for entry in operations)
+        )
+    panels = [entry for entry in changes.panels if entry.status != "unchanged"]
+    if panels:
+        parts.append("panels " + ", ".join(f"{entry.panel} ({entry.status})" for entry in panels))
+    texts = [entry for entry in changes.texts if entry.status != "unchanged"]
+    if texts:
+        parts.append("texts " + ", ".join(entry.name for entry in texts))
+    if changes.datasets:
+        parts.append("ground truth " + ", ".join(entry.name for entry in changes.datasets))
+    if changes.params:
+        names = [entry.name for entry in changes.params]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        parts.append(f"params {shown}")
+    return "; ".join(parts) or "nothing"

@@ -1,0 +1,1 @@
+"""Page split and classification metrics for multi-document packets."""

@@ -1,0 +1,225 @@
+"""Reading packets from files and folders, and pairing expected with predicted by id.
+
+An input (either side) is one of:
+
+* a **folder** of ``<id>.json`` files, one packet each, named by the file stem (an
+  ``id`` inside the file is ignored, so accelerator documents can be used as they are);
+* a **JSON Lines** file (``.jsonl``/``.ndjson``): one packet per line,
+  ``{"id": ..., "sections": [...]}`` or ``{"id": ..., "pages": [...]}``;
+* a **JSON** file: one packet in any form of :mod:`docevals_mlflow.split.models`
+  (named by its ``id``, else the file stem), or a list of packet objects with ids.
+
+Packets are paired by id. When both inputs are single-packet JSON files they are one
+pair whatever their names (``gt.json`` against ``pred.json``), named by the expected
+side. Errors name the input, the line or file, the packet and the place in the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.split.models import Side, SplitPacket, packet_from_data
+
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
+
+
+class PairedPackets(NamedTuple):
+    """Packets paired by id (expected-side order) and the ids with no partner."""
+
+    pairs: list[tuple[SplitPacket, SplitPacket]]
+    expected_only: list[str]
+    predicted_only: list[str]
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} does not fit a 64-bit float")
+    return number
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject, parse_float=_finite)
+
+
+def _packet_id(value: Any, *, source: str, record: str) -> str:
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(
+        f"invalid or missing packet id {value!r}",
+        source=source,
+        record=record,
+        expected="an 'id' (non-empty string or integer) to pair packets by",
+    )
+
+
+def _is_packet_object(value: Any) -> bool:
+    return isinstance(value, Mapping) and ("sections" in value or "pages" in value)
+
+
+def _json_lines(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
+    source = str(path)
+    try:
+        lines = path.read_bytes().removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        record = f"line {number}"
+        try:
+            value = _DECODER.decode(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"not valid UTF-8 text (byte {exc.start}: {exc.reason})",
+                source=source,
+                record=record,
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"malformed JSON at column {exc.colno}: {exc.msg}",
+                source=source,
+                record=record,
+                expected="one packet object per line (JSON Lines)",
+            ) from None
+        except ValueError as exc:
+            raise InputError(str(exc), source=source, record=record) from None
+        if not _is_packet_object(value):
+            raise InputError(
+                "a line must be a packet object",
+                source=source,
+                record=record,
+                expected='{"id": ..., "sections": [...]} or {"id": ..., "pages": [...]}',
+            )
+        packet_id = _packet_id(value.get("id"), source=source, record=record)
+        packet = packet_from_data(
+            value, side=side, packet_id=packet_id, source=source, record=f"{record} ({packet_id})"
+        )
+        yield packet, record
+
+
+def _json_file(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
+    source = str(path)
+    try:
+        value = load_json_file(path)
+    except InputError as exc:
+        if "Extra data" in exc.message:
+            raise InputError(
+                exc.message,
+                source=source,
+                expected="one JSON value; name the file .jsonl for one packet per line",
+            ) from None
+        raise
+    if isinstance(value, list) and value and all(_is_packet_object(item) for item in value):
+        for index, item in enumerate(value):
+            record = f"[{index}]"
+            packet_id = _packet_id(item.get("id"), source=source, record=record)
+            yield (
+                packet_from_data(
+                    item,
+                    side=side,
+                    packet_id=packet_id,
+                    source=source,
+                    record=f"{record} ({packet_id})",
+                ),
+                record,
+            )
+        return
+    named: str | None = None
+    if isinstance(value, Mapping) and value.get("id") not in (None, ""):
+        named = _packet_id(value.get("id"), source=source, record=path.name)
+    yield (
+        packet_from_data(value, side=side, packet_id=named or path.stem, source=source),
+        path.name,
+    )
+
+
+def _folder(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
+    try:
+        files = sorted(
+            entry
+            for entry in path.iterdir()
+            if entry.suffix.lower() == ".json"
+            and not entry.name.startswith(".")
+            and entry.is_file()
+        )
+    except OSError as exc:
+        raise InputError(f"cannot list folder: {exc.strerror or exc}", source=str(path)) from None
+    if not files:
+        raise InputError(
+            "folder has no .json files", source=str(path), expected="one <id>.json file per packet"
+        )
+    for file in files:
+        value = load_json_file(file)
+        yield packet_from_data(value, side=side, packet_id=file.stem, source=str(file)), file.name
+
+
+def _read(path: Path, side: Side) -> tuple[list[SplitPacket], bool]:
+    """The packets of an input, and whether it is a single-packet JSON file."""
+    if not path.exists():
+        raise InputFileNotFoundError(f"{side} input not found", source=str(path))
+    plain_json = False
+    if path.is_dir():
+        found = _folder(path, side)
+    elif path.suffix.lower() in JSON_LINES_SUFFIXES:
+        found = _json_lines(path, side)
+    else:
+        found, plain_json = _json_file(path, side), True
+    packets: list[SplitPacket] = []
+    places: dict[str, str] = {}
+    for packet, place in found:
+        first = places.setdefault(packet.id, place)
+        if first != place:
+            raise InputError(
+                f"duplicate packet id {packet.id!r} ({first} and {place})",
+                source=str(path),
+                record=place,
+                expected="each packet id once per side",
+            )
+        packets.append(packet)
+    # A file holding one packet object (not a list of them) yields it under its name.
+    return packets, plain_json and len(packets) == 1 and places.get(packets[0].id) == path.name
+
+
+def read_packets(path: str | os.PathLike[str], *, side: Side = "expected") -> list[SplitPacket]:
+    """Every packet of an input (folder, JSON Lines or JSON file), in input order.
+
+    Raises:
+        InputFileNotFoundError: the input does not exist.
+        InputError: a packet is invalid, or two packets have the same id.
+    """
+    return _read(Path(path), side)[0]
+
+
+def pair_packets(
+    expected_path: str | os.PathLike[str], predicted_path: str | os.PathLike[str]
+) -> PairedPackets:
+    """Read both inputs and pair their packets by id (see the module docstring)."""
+    expected, expected_single = _read(Path(expected_path), "expected")
+    predicted, predicted_single = _read(Path(predicted_path), "predicted")
+    if expected_single and predicted_single:
+        left, right = expected[0], predicted[0]
+        return PairedPackets([(left, right.model_copy(update={"id": left.id}))], [], [])
+    by_id = {packet.id: packet for packet in predicted}
+    pairs = [(packet, by_id[packet.id]) for packet in expected if packet.id in by_id]
+    expected_ids = {packet.id for packet in expected}
+    return PairedPackets(
+        pairs,
+        [packet.id for packet in expected if packet.id not in by_id],
+        [packet.id for packet in predicted if packet.id not in expected_ids],
+    )
+
+
+__all__ = ["JSON_LINES_SUFFIXES", "PairedPackets", "pair_packets", "read_packets"]

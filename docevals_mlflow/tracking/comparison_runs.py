@@ -1,0 +1,135 @@
+"""A comparison logged as an MLflow run (``docevals.kind=comparison``).
+
+* params: ``compare.baseline_run_id``, ``compare.candidate_run_ids``, ``compare.metric``,
+  ``compare.alpha``, ``compare.seed``, ``compare.resamples``, ``compare.confidence``;
+* tags: ``docevals.kind=comparison``, ``docevals.compare.baseline``,
+  ``docevals.compare.candidates``, ``docevals.compare.runs`` (every compared run id,
+  comma separated), ``docevals.verdict`` (``fail`` on a significant regression, else
+  ``pass``) and the Markdown summary as ``mlflow.note.content``;
+* metrics: ``compare/<candidate>/{matched,regressions,improvements,flips_fixed,
+  flips_broken}`` and, per tested effect,
+  ``compare/<candidate>/<family>/<unit>/{delta,ci_low,ci_high,p_adjusted}``;
+* artifacts: ``comparison/comparison.md``, ``comparison/comparison.html``,
+  ``comparison/<table>.csv`` and ``comparison/changes.json``.
+
+Does not import mlflow itself; :func:`log_comparison` logs through
+:func:`~docevals_mlflow.tracking.runs.log_bundle`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+from docevals_mlflow.tracking.keys import KeyMap, clean_segment, legal_key, template_segment
+
+if TYPE_CHECKING:
+    from docevals_mlflow.compare.results import Comparison
+    from docevals_mlflow.tracking.runs import LoggedRun
+
+ARTIFACT_FOLDER = "comparison"
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def layout_comparison(writer: BundleWriter, comparison: Comparison) -> KeyMap:
+    """Fill ``writer`` with a comparison (see the module docstring)."""
+    from docevals_mlflow.compare.markdown import note_markdown
+
+    keys = KeyMap()
+    settings = comparison.settings
+    baseline = comparison.baseline
+    candidates = comparison.candidates
+    writer.param("docevals.version", __version__)
+    writer.param("compare.baseline_run_id", baseline.run_id)
+    writer.param("compare.candidate_run_ids", ",".join(run.run_id for run in candidates))
+    writer.param("compare.metric", settings.metric)
+    writer.param("compare.alpha", settings.alpha)
+    writer.param("compare.seed", settings.seed)
+    writer.param("compare.resamples", settings.resamples)
+    writer.param("compare.confidence", settings.confidence)
+
+    writer.tag("docevals.kind", "comparison")
+    writer.tag("docevals.compare.baseline", baseline.run_id)
+    writer.tag("docevals.compare.candidates", ",".join(run.run_id for run in candidates))
+    writer.tag(
+        "docevals.compare.runs", ",".join([baseline.run_id, *(run.run_id for run in candidates)])
+    )
+    writer.tag("docevals.verdict", "fail" if comparison.has_regression else "pass")
+    writer.tag("mlflow.note.content", note_markdown(comparison))
+
+    for pair in comparison.pairs:
+        candidate = keys.named("candidate", pair.candidate.label)
+        prefix = f"compare/{candidate}"
+        writer.metric(legal_key(f"{prefix}/matched"), pair.matched)
+        writer.metric(legal_key(f"{prefix}/regressions"), len(pair.regressions))
+        writer.metric(legal_key(f"{prefix}/improvements"), len(pair.improvements))
+        flips = pair.flips
+        writer.metric(legal_key(f"{prefix}/flips_fixed"), int((flips["change"] == "fixed").sum()))
+        writer.metric(legal_key(f"{prefix}/flips_broken"), int((flips["change"] == "broken").sum()))
+        for _, row in pair.effects.iterrows():
+            family = str(row["family"])
+            source = f"{pair.candidate.label}: {family} {row['unit']}"
+            cleaned = (
+                template_segment(str(row["unit"]))
+                if family == "field"
+                else clean_segment(str(row["unit"]))
+            )
+            unit = keys.segment(f"{candidate}/{family}", source, cleaned)
+            for name in ("delta", "ci_low", "ci_high", "p_adjusted"):
+                writer.metric(legal_key(f"{prefix}/{family}/{unit}/{name}"), _finite(row[name]))
+
+    writer.text(f"{ARTIFACT_FOLDER}/comparison.md", comparison.to_markdown())
+    writer.text(f"{ARTIFACT_FOLDER}/comparison.html", comparison.to_html())
+    for name, frame in comparison.tables().items():
+        writer.text(f"{ARTIFACT_FOLDER}/{name}.csv", frame.to_csv(index=False))
+    writer.json(
+        f"{ARTIFACT_FOLDER}/changes.json",
+        {pair.candidate.run_id: pair.changes.model_dump(mode="json") for pair in comparison.pairs},
+    )
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def log_comparison(
+    comparison: Comparison,
+    *,
+    run_name: str | None = None,
+    experiment: str | None = None,
+    tracking_uri: str | None = None,
+    keep_bundle_at: str | os.PathLike[str] | None = None,
+) -> LoggedRun:
+    """Log ``comparison`` as a run of kind ``comparison``.
+
+    The experiment defaults to the baseline's (so the comparison sits next to the
+    runs it compares) and the run name to ``compare <candidate> vs <baseline>``. If
+    logging fails and ``keep_bundle_at`` is given, the bundle is kept there for
+    ``docevals log``.
+    """
+    from docevals_mlflow.tracking.runs import log_bundle
+
+    names = ", ".join(run.label for run in comparison.candidates)
+    name = run_name or f"compare {names} vs {comparison.baseline.label}"
+    writer = BundleWriter(kind="comparison", run_name=name)
+    layout_comparison(writer, comparison)
+    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
+        folder = writer.write(Path(temporary) / "bundle")
+        try:
+            return log_bundle(
+                folder,
+                tracking_uri=tracking_uri,
+                experiment=experiment or comparison.baseline.experiment,
+            )
+        except Exception:
+            if keep_bundle_at is not None:
+                keep_bundle(folder, Path(keep_bundle_at))
+            raise

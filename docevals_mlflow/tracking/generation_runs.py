@@ -1,0 +1,273 @@
+"""A ground-truth generation as an MLflow run (``docevals.kind=generation``).
+
+One run holds one or more :class:`~docevals_mlflow.groundtruth.models.GenerationReport`
+(one per case; a panel report and the adjudication that followed it may both be
+there):
+
+* params: ``generation.providers`` (``label=model`` list), ``generation.stage``,
+  ``generation.minimum_agreement``, ``generation.instructions_sha256``,
+  ``generation.expected_fields``, ``generation.cases``; a value that differs between
+  reports reads ``mixed (N values)``;
+* metrics: ``generation/overall_agreement`` (mean over reports),
+  ``generation/fields_{expected,agreed,disputed,omitted_by_all}`` (sums),
+  ``generation/human_review_rate``, ``provider/<label>/{usable_share,claims,
+  duplicate_paths,input_tokens,output_tokens,cost_usd}`` and
+  ``usage/{requests,input_tokens,output_tokens,total_tokens,cost_usd}``;
+* artifacts: ``generation/reports.json``, ``results/generation.parquet`` (one row per
+  report), ``references/generated/<case>.json`` (the provisional references, authority
+  ``generated``; ``<case>.<stage>.json`` when a case has several reports) and
+  ``review/<file>`` (the review files written from them).
+
+The layout does not import mlflow; :func:`log_generation` logs it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.groundtruth.models import GenerationReport, ProviderGeneration
+from docevals_mlflow.judges.usage import Usage
+from docevals_mlflow.reports.markdown import table
+from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.runs import LoggedRun, log_bundle
+
+DEFAULT_GENERATION_EXPERIMENT = "docevals-ground-truth"
+_NOTE_CASES = 50
+
+
+def _one(values: Sequence[str]) -> str | None:
+    distinct = sorted(set(values))
+    if not distinct:
+        return None
+    return distinct[0] if len(distinct) == 1 else f"mixed ({len(distinct)} values)"
+
+
+def _provider_label(provider: ProviderGeneration) -> str:
+    text = f"{provider.provider}={provider.model or '?'}"
+    return (
+        f"{text} [{provider.group}]"
+        if provider.group and provider.group != provider.model
+        else text
+    )
+
+
+def _usage(report: GenerationReport) -> Usage:
+    # Each stage records only the calls it made itself: a union makes none (its
+    # providers are the panel's, already counted with the panel's report) and an
+    # adjudication carries its second reading only. Summing the stages' own usage
+    # therefore counts every call once, provided every stage's report is logged.
+    if report.stage == "union":
+        return Usage()
+    if report.usage != Usage():
+        return report.usage
+    # A report built by hand may leave its total empty; its providers' usage is the
+    # same account, call by call.
+    total = Usage()
+    for provider in report.providers:
+        total = total + provider.usage
+    return total
+
+
+def _disputed(report: GenerationReport) -> int:
+    return sum(1 for item in report.disagreements if item.reason != "omitted_by_all")
+
+
+def layout_generation(
+    writer: BundleWriter,
+    reports: Sequence[GenerationReport],
+    *,
+    review_files: Iterable[str | os.PathLike[str]] = (),
+) -> KeyMap:
+    """Fill ``writer`` with the generation run layout (see the module docstring)."""
+    if not reports:
+        raise InputError("no generation reports to log", expected="at least one report")
+    keys = KeyMap()
+    writer.param("docevals.version", __version__)
+    writer.param("generation.cases", str(len({report.case_id for report in reports})))
+    writer.param("generation.stage", _one([report.stage for report in reports]))
+    writer.param(
+        "generation.providers",
+        _one([", ".join(sorted(_provider_label(p) for p in r.providers)) for r in reports]),
+    )
+    writer.param(
+        "generation.minimum_agreement", _one([f"{r.minimum_agreement:g}" for r in reports])
+    )
+    writer.param(
+        "generation.instructions_sha256",
+        _one([r.instructions_sha256 for r in reports if r.instructions_sha256]),
+    )
+    writer.param("generation.expected_fields", _one([str(len(r.expected_fields)) for r in reports]))
+
+    writer.metric(
+        "generation/overall_agreement",
+        sum(report.overall_agreement for report in reports) / len(reports),
+    )
+    writer.metric("generation/fields_expected", sum(len(r.expected_fields) for r in reports))
+    writer.metric("generation/fields_agreed", sum(len(r.consensus) for r in reports))
+    writer.metric("generation/fields_disputed", sum(_disputed(r) for r in reports))
+    writer.metric("generation/fields_omitted_by_all", sum(len(r.omitted_by_all) for r in reports))
+    writer.metric(
+        "generation/human_review_rate",
+        sum(report.requires_human_review for report in reports) / len(reports),
+    )
+    _provider_metrics(writer, keys, reports)
+    total = Usage()
+    for report in reports:
+        total = total + _usage(report)
+    for name in ("requests", "input_tokens", "output_tokens", "total_tokens"):
+        writer.metric(f"usage/{name}", getattr(total, name))
+    writer.metric("usage/cost_usd", total.cost_usd)
+
+    writer.tag("docevals.kind", "generation")
+    writer.tag(
+        "docevals.generation.requires_review",
+        "true" if any(report.requires_human_review for report in reports) else "false",
+    )
+    writer.tag("mlflow.note.content", generation_summary(reports))
+    writer.json("generation/reports.json", [report.model_dump(mode="json") for report in reports])
+    _tables(writer, reports)
+    per_case: dict[str, int] = {}
+    for report in reports:
+        per_case[report.case_id] = per_case.get(report.case_id, 0) + 1
+    for report in reports:
+        shared = per_case[report.case_id] > 1
+        segment = keys.named(
+            "case", f"{report.case_id}.{report.stage}" if shared else report.case_id
+        )
+        writer.json(
+            f"references/generated/{segment}.json",
+            report.provisional_reference.model_dump(mode="json"),
+        )
+    for file in review_files:
+        path = Path(file)
+        if not path.is_file():
+            raise InputFileNotFoundError("review file not found", source=str(path))
+        writer.files[f"review/{keys.named('review', path.name)}"] = path.read_bytes()
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def _provider_metrics(
+    writer: BundleWriter, keys: KeyMap, reports: Sequence[GenerationReport]
+) -> None:
+    seen: dict[str, list[ProviderGeneration]] = {}
+    for report in reports:
+        for provider in report.providers:
+            seen.setdefault(provider.provider, []).append(provider)
+    for label, answers in seen.items():
+        segment = keys.named("provider", label)
+        prefix = f"provider/{segment}"
+        writer.metric(
+            legal_key(f"{prefix}/usable_share"),
+            sum(answer.usable for answer in answers) / len(answers),
+        )
+        writer.metric(legal_key(f"{prefix}/claims"), sum(len(a.claims) for a in answers))
+        writer.metric(
+            legal_key(f"{prefix}/duplicate_paths"), sum(len(a.duplicate_paths) for a in answers)
+        )
+        usage = Usage()
+        for answer in answers:
+            usage = usage + answer.usage
+        writer.metric(legal_key(f"{prefix}/input_tokens"), usage.input_tokens)
+        writer.metric(legal_key(f"{prefix}/output_tokens"), usage.output_tokens)
+        writer.metric(legal_key(f"{prefix}/cost_usd"), usage.cost_usd)
+
+
+def _tables(writer: BundleWriter, reports: Sequence[GenerationReport]) -> None:
+    import pandas as pd
+
+    rows = [
+        {
+            "case_id": report.case_id,
+            "stage": report.stage,
+            "overall_agreement": report.overall_agreement,
+            "fields_expected": len(report.expected_fields),
+            "fields_agreed": len(report.consensus),
+            "fields_disputed": _disputed(report),
+            "fields_omitted_by_all": len(report.omitted_by_all),
+            "requires_human_review": report.requires_human_review,
+            "usable_providers": sum(p.usable for p in report.providers),
+            "providers": len(report.providers),
+            "generation_sha256": report.digest,
+        }
+        for report in reports
+    ]
+    writer.parquet("results/generation.parquet", pd.DataFrame(rows))
+
+
+def generation_summary(reports: Sequence[GenerationReport]) -> str:
+    """The Markdown run description of a generation."""
+    review = sum(report.requires_human_review for report in reports)
+    mean = sum(report.overall_agreement for report in reports) / len(reports)
+    lines = [
+        f"**docevals ground-truth generation** (provisional: authority `generated`): "
+        f"{len(reports):,} reports, mean agreement {mean:.2f}, "
+        f"{review:,} needing human review",
+        "",
+    ]
+    lines += table(
+        ["case", "stage", "agreement", "agreed", "disputed", "omitted by all", "review"],
+        (
+            (
+                report.case_id,
+                report.stage,
+                f"{report.overall_agreement:.2f}",
+                len(report.consensus),
+                _disputed(report),
+                len(report.omitted_by_all),
+                "yes" if report.requires_human_review else "no",
+            )
+            for report in reports[:_NOTE_CASES]
+        ),
+    )
+    if len(reports) > _NOTE_CASES:
+        lines += ["", f"… and {len(reports) - _NOTE_CASES:,} more (see results/generation.parquet)"]
+    return "\n".join(lines) + "\n"
+
+
+def log_generation(
+    report_or_reports: GenerationReport | Sequence[GenerationReport],
+    *,
+    review_files: Iterable[str | os.PathLike[str]] = (),
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    run_name: str | None = None,
+    keep_bundle_at: str | os.PathLike[str] | None = None,
+) -> LoggedRun:
+    """Log one or more generation reports (and their review files) as one run.
+
+    The run goes to ``experiment`` (default ``docevals-ground-truth``, next to the
+    approval runs). Pass every stage's report (panel, adjudication, union) to account
+    for all the calls made: each stage records only its own. If logging fails and
+    ``keep_bundle_at`` is given, the run bundle is kept there for ``docevals log``.
+    """
+    reports = (
+        [report_or_reports]
+        if isinstance(report_or_reports, GenerationReport)
+        else list(report_or_reports)
+    )
+    default_name = (
+        (f"generation {reports[0].case_id}" if len(reports) == 1 else "generation")
+        if reports
+        else None
+    )
+    writer = BundleWriter(kind="generation", run_name=run_name or default_name)
+    layout_generation(writer, reports, review_files=review_files)
+    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
+        folder = writer.write(Path(temporary) / "bundle")
+        try:
+            return log_bundle(
+                folder,
+                tracking_uri=tracking_uri,
+                experiment=experiment or DEFAULT_GENERATION_EXPERIMENT,
+            )
+        except Exception:
+            if keep_bundle_at is not None:
+                keep_bundle(folder, Path(keep_bundle_at))
+            raise

@@ -1,0 +1,267 @@
+"""Loading runs as :class:`~docevals_mlflow.compare.RunSnapshot` objects for comparison.
+
+A run can be named four ways:
+
+* an MLflow run id (32 hexadecimal characters);
+* ``experiment/run-name`` (the most recent run of that name in that experiment);
+* ``run-name`` (looked up in ``experiment`` when given, else in every experiment;
+  the most recent run of that name, and an error when it exists in several
+  experiments);
+* a path: a run bundle folder (``run.json`` + ``artifacts/``, as kept when the
+  tracking server was down) or a report JSON file written by ``docevals fields``,
+  ``evaluate-case``, ``evaluate-pipeline`` or ``suite`` (compared without MLflow).
+
+From MLflow only the artifacts a comparison needs are downloaded: the per-document
+and per-case tables, the spec texts, the judge panel, the metrics index and, for
+case and pipeline evaluations, the report (for the judges' individual votes).
+mlflow is imported inside the functions that talk to it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.compare.snapshot import RunSnapshot
+from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.tracking.bundle import MANIFEST, BundleWriter, RunBundle, read_bundle
+from docevals_mlflow.tracking.snapshot_tables import snapshot_from_artifacts
+
+_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+# ---------------------------------------------------------------------- local sources
+
+
+def _bundle_datasets(bundle: RunBundle) -> dict[str, str]:
+    return {
+        dataset.name: dataset.digest
+        for dataset in bundle.inputs
+        if dataset.context == "ground_truth"
+    }
+
+
+def snapshot_from_bundle(directory: str | os.PathLike[str]) -> RunSnapshot:
+    """A run bundle folder (``run.json`` + ``artifacts/``) as a snapshot."""
+    bundle, artifacts = read_bundle(directory)
+
+    def read(path: str) -> bytes | None:
+        file = artifacts / path
+        return file.read_bytes() if file.is_file() else None
+
+    return snapshot_from_artifacts(
+        run_id=str(directory),
+        run_name=bundle.run_name or Path(directory).name,
+        experiment=None,
+        params=bundle.params,
+        metrics=bundle.metrics,
+        tags=bundle.tags,
+        read=read,
+        datasets=_bundle_datasets(bundle),
+    )
+
+
+def snapshot_from_writer(writer: BundleWriter, *, run_id: str) -> RunSnapshot:
+    """A bundle still in memory (laid out but not written) as a snapshot."""
+    bundle = writer.bundle
+    return snapshot_from_artifacts(
+        run_id=run_id,
+        run_name=bundle.run_name,
+        experiment=None,
+        params=bundle.params,
+        metrics=bundle.metrics,
+        tags=bundle.tags,
+        read=writer.files.get,
+        datasets=_bundle_datasets(bundle),
+    )
+
+
+def snapshot_from_report(path: str | os.PathLike[str]) -> RunSnapshot:
+    """A report JSON file as a snapshot, laid out exactly as its run would be.
+
+    Field comparison reports (``docevals fields``, the quickstart's
+    ``reports/prompt-v1.json``) and case, pipeline and suite reports are accepted.
+    """
+    from docevals_mlflow.reports.files import load_report
+    from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
+
+    file = Path(path)
+    if not file.is_file():
+        raise InputFileNotFoundError("report not found", source=str(file))
+    writer = BundleWriter(run_name=file.stem)
+    data = load_json_file(file)
+    if isinstance(data, dict) and data.get("kind") == "fields":
+        try:
+            layout_fields(writer, data, markdown="", dashboard="")
+        except (KeyError, TypeError) as exc:
+            raise InputError(
+                f"not a complete field comparison report (missing {exc})", source=str(file)
+            ) from None
+    else:
+        layout_evaluation(writer, load_report(file), markdown="", dashboard="")
+    return snapshot_from_writer(writer, run_id=str(file))
+
+
+# --------------------------------------------------------------------------- MLflow
+
+
+def _client(tracking_uri: str | None) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    from docevals_mlflow.tracking.runs import probe, resolve_tracking_uri
+
+    uri = resolve_tracking_uri(tracking_uri)
+    probe(uri)
+    return MlflowClient(tracking_uri=uri)
+
+
+def _latest_named(client: Any, experiment_ids: list[str], name: str) -> list[Any]:
+    from mlflow.entities import ViewType
+
+    escaped = name.replace("\\", "\\\\").replace("'", "\\'")
+    return list(
+        client.search_runs(
+            experiment_ids,
+            filter_string=f"attributes.run_name = '{escaped}'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            order_by=["attributes.start_time DESC"],
+            max_results=50,
+        )
+    )
+
+
+def resolve_run(reference: str, *, client: Any, experiment: str | None = None) -> Any:
+    """The MLflow run a reference names (see the module docstring)."""
+    from mlflow.entities import ViewType
+    from mlflow.exceptions import MlflowException
+
+    if _RUN_ID.match(reference):
+        try:
+            return client.get_run(reference)
+        except MlflowException:
+            raise InputError(
+                "no such run", source=f"run {reference}", expected="an existing MLflow run id"
+            ) from None
+    prefix, _, rest = reference.partition("/")
+    if rest:
+        found = client.get_experiment_by_name(prefix)
+        if found is not None:
+            runs = _latest_named(client, [found.experiment_id], rest)
+            if runs:
+                return runs[0]
+            raise InputError(
+                f"experiment {prefix!r} has no run named {rest!r}",
+                source=f"run {reference}",
+                expected="experiment/run-name of an existing run",
+            )
+    if experiment is not None:
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            raise InputError(f"no experiment named {experiment!r}", source=f"run {reference}")
+        scopes = [found.experiment_id]
+    else:
+        scopes = [
+            entry.experiment_id
+            for entry in client.search_experiments(view_type=ViewType.ACTIVE_ONLY)
+        ]
+    runs = _latest_named(client, scopes, reference) if scopes else []
+    if not runs:
+        raise InputError(
+            "no run of that id or name",
+            source=f"run {reference}",
+            expected="a run id, experiment/run-name, run-name, run bundle folder or report file",
+        )
+    experiments = {run.info.experiment_id for run in runs}
+    if len(experiments) > 1:
+        names = sorted(client.get_experiment(number).name for number in experiments)
+        raise InputError(
+            f"runs named {reference!r} exist in several experiments ({', '.join(names)})",
+            source=f"run {reference}",
+            expected="experiment/run-name, or --experiment",
+        )
+    return runs[0]
+
+
+def _listed(client: Any, run_id: str) -> set[str]:
+    paths: set[str] = set()
+    for folder in (None, "results", "specs", "judges", "report"):
+        paths.update(item.path for item in client.list_artifacts(run_id, folder) if not item.is_dir)
+    return paths
+
+
+def _run_datasets(run: Any) -> dict[str, str]:
+    found: dict[str, str] = {}
+    inputs = getattr(run, "inputs", None)
+    for entry in getattr(inputs, "dataset_inputs", None) or ():
+        tags = {tag.key: tag.value for tag in entry.tags}
+        if tags.get("mlflow.data.context") == "ground_truth":
+            found[entry.dataset.name] = entry.dataset.digest
+    return found
+
+
+def snapshot_from_mlflow(run: Any, *, client: Any) -> RunSnapshot:
+    """An MLflow run (a ``mlflow.entities.Run``) as a snapshot; downloads only what a
+    comparison reads."""
+    run_id = run.info.run_id
+    available = _listed(client, run_id)
+    experiment = client.get_experiment(run.info.experiment_id)
+    with tempfile.TemporaryDirectory(prefix="docevals-snapshot-") as temporary:
+
+        def read(path: str) -> bytes | None:
+            if path not in available:
+                return None
+            local = client.download_artifacts(run_id, path, temporary)
+            return Path(local).read_bytes()
+
+        return snapshot_from_artifacts(
+            run_id=run_id,
+            run_name=run.info.run_name,
+            experiment=experiment.name if experiment is not None else None,
+            params=run.data.params,
+            metrics=run.data.metrics,
+            tags=dict(run.data.tags),
+            read=read,
+            datasets=_run_datasets(run),
+        )
+
+
+def load_run_snapshot(
+    run: str | os.PathLike[str],
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+) -> RunSnapshot:
+    """Load a run for :func:`~docevals_mlflow.compare.compare_runs`.
+
+    ``run`` is a run id, ``experiment/run-name``, a run name, a run bundle folder or
+    a report JSON file (see the module docstring). ``tracking_uri`` defaults as for
+    logging (``MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db`` in the working
+    directory); ``experiment`` narrows the lookup of a bare run name.
+
+    Raises:
+        InputError: the run cannot be found, or its tables are not docevals tables.
+        TrackingUnavailableError: an HTTP tracking server cannot be reached.
+    """
+    path = Path(run)
+    if path.is_dir() and (path / MANIFEST).is_file():
+        return snapshot_from_bundle(path)
+    if path.suffix.lower() == ".json":
+        # A report file: never looked up as a run name, so a typo says "not found".
+        return snapshot_from_report(path)
+    reference = str(run)
+    client = _client(tracking_uri)
+    from mlflow.exceptions import MlflowException
+
+    from docevals_mlflow.tracking.runs import TrackingError
+
+    try:
+        found = resolve_run(reference, client=client, experiment=experiment)
+        return snapshot_from_mlflow(found, client=client)
+    except MlflowException as exc:
+        raise TrackingError(
+            f"MLflow refused to load the run: {exc.message}", source=reference
+        ) from None

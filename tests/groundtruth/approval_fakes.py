@@ -1,0 +1,92 @@
+"""Generation reports, review files and keys for the review and approval tests.
+
+Reports are built directly (no panel), so these tests do not depend on generation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow.groundtruth.models import (
+    Candidate,
+    ConsensusRow,
+    Disagreement,
+    GenerationReport,
+    ProviderGeneration,
+    SourceSummary,
+)
+
+
+def generation_report(case_id: str = "statement-001") -> GenerationReport:
+    """Two agreed fields and three disputed ones (conflict, one-sided, nobody)."""
+    return GenerationReport(
+        case_id=case_id,
+        extraction_instruction="Extract currency, amount, account name and IBAN.",
+        expected_fields=["$.currency", "$.amount", "$.account_name", "$.iban", "$.items[0].sku"],
+        sources=[
+            SourceSummary(id="page-001", kind="image", authority="evidence", name="page-001.png")
+        ],
+        providers=[
+            ProviderGeneration(provider="openai", model="gpt", group="openai"),
+            ProviderGeneration(provider="claude", model="sonnet", group="anthropic"),
+        ],
+        consensus=[
+            ConsensusRow(
+                path="$.currency",
+                expected_value="EUR",
+                agreement=1.0,
+                providers=["claude", "openai"],
+                evidence=["top right: EUR"],
+                reference_ids=["page-001"],
+            ),
+            ConsensusRow(
+                path="$.items[0].sku",
+                expected_value="A-1",
+                agreement=1.0,
+                providers=["claude", "openai"],
+            ),
+        ],
+        disagreements=[
+            Disagreement(
+                path="$.amount",
+                reason="conflict",
+                candidates=[
+                    Candidate(value="12.50", providers=["openai"], votes=1),
+                    Candidate(value="12.05", providers=["claude"], votes=1),
+                ],
+                agreement=0.5,
+            ),
+            Disagreement(
+                path="$.account_name",
+                reason="omitted_by_some",
+                candidates=[Candidate(value="ACME Ltd", providers=["openai"], votes=1)],
+                omitted_by=["claude"],
+                agreement=0.5,
+            ),
+            Disagreement(path="$.iban", reason="omitted_by_all", omitted_by=["claude", "openai"]),
+        ],
+        overall_agreement=0.5,
+    )
+
+
+DECISIONS: dict[str, Any] = {"$.amount": "12.50", "$.account_name": "ACME Ltd"}
+"""Decisions that resolve :func:`generation_report` (with ``$.iban`` omitted)."""
+
+APPROVED_ROWS = [
+    {"path": "$.account_name", "expected": "ACME Ltd"},
+    {"path": "$.amount", "expected": "12.50"},
+    {"path": "$.currency", "expected": "EUR"},
+    {"path": "$.items[0].sku", "expected": "A-1"},
+]
+"""The content those decisions approve, in canonical order."""
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
