@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 
 from docevals_mlflow.cli import main
-from docevals_mlflow.cli.generate import cases_from_dir
+from docevals_mlflow.cli.generate_cases import cases_from_dir
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
 from docevals_mlflow.groundtruth.models import GenerationReport

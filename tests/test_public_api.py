@@ -46,3 +46,18 @@ def test_core_does_not_import_mlflow_or_httpx():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_importing_the_package_stays_light():
+    # The heavy libraries load when a feature needs them, not on `import docevals_mlflow`
+    # (a CLI call such as `docevals verify` should not pay for SciPy's optimiser).
+    import subprocess
+    import sys
+
+    heavy = ("mlflow", "httpx", "pandas", "pymupdf", "scipy.optimize", "scipy.sparse")
+    code = (
+        "import sys, docevals_mlflow;"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
 import tempfile
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from docevals_mlflow.cli.common import (
     EXIT_BAD_INPUT,
@@ -31,9 +29,15 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     tracking_wanted,
 )
+from docevals_mlflow.cli.generate_cases import (
+    Case,
+    Outputs,
+    collect_cases,
+    refuse_reviewed,
+    route_of,
+)
 from docevals_mlflow.cli.judging import cost_text
 from docevals_mlflow.cli.progress import ProgressDisplay
-from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.errors import DocEvalsError, InputError
@@ -44,9 +48,8 @@ from docevals_mlflow.groundtruth.config import (
 )
 from docevals_mlflow.groundtruth.models import GenerationReport
 from docevals_mlflow.groundtruth.panel import GroundTruthPanel
-from docevals_mlflow.groundtruth.review import human_work, load_review, write_ground_truth_review
+from docevals_mlflow.groundtruth.review import write_ground_truth_review
 from docevals_mlflow.groundtruth.router import GroundTruthRouter
-from docevals_mlflow.groundtruth.sources import check_sources
 from docevals_mlflow.groundtruth.union import resolve_ground_truth_union
 from docevals_mlflow.judges.config import load_prices
 from docevals_mlflow.judges.judge import run_sync
@@ -56,21 +59,7 @@ CASES_AT_ONCE = 16
 """Cases in progress at once (at least ``--concurrency``, so that a generous limit can
 be filled); each provider still limits its own requests."""
 
-Route = Literal["images", "documents", "text"]
 STAGES = ("panel", "adjudication", "union")
-_TEXT_KINDS = frozenset({"text", "structured"})
-_UNSAFE_ID = re.compile(r"[/\\\x00]")
-
-
-@dataclass
-class Case:
-    """One case's sources and how they are routed."""
-
-    case_id: str
-    references: list[ReferenceArtifact]
-    route: Route = "text"
-    derivatives: list[ReferenceArtifact] = field(default_factory=list)
-    """Markdown copies of its documents (``document_mode: markdown``)."""
 
 
 @dataclass
@@ -89,28 +78,6 @@ class CaseResult:
     def usage(self) -> Usage:
         """What every stage spent (a union asks no model)."""
         return total_usage(stage.usage for stage in self.stages)
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Where one case's files go."""
-
-    out_dir: Path
-    case_id: str
-
-    @property
-    def generation(self) -> Path:
-        return self.out_dir / f"{self.case_id}.generation.json"
-
-    @property
-    def review(self) -> Path:
-        return self.out_dir / f"{self.case_id}.review.json"
-
-    def stage(self, stage: str) -> Path:
-        return self.out_dir / f"{self.case_id}.generation.{stage}.json"
-
-    def markdown(self, derivative_id: str) -> Path:
-        return self.out_dir / f"{self.case_id}.{derivative_id}.md"
 
 
 # --- command line -------------------------------------------------------------------
@@ -269,139 +236,6 @@ def run_generate(args: argparse.Namespace) -> int:
     print(describe_batch(results))
     log_run(args, results, reviews, config, adjudicate=adjudicate, union=union)
     return EXIT_BAD_INPUT if failed else EXIT_OK
-
-
-# --- cases --------------------------------------------------------------------------
-
-
-def collect_cases(args: argparse.Namespace) -> list[Case]:
-    """The cases named on the command line, with their sources loaded as evidence.
-
-    Raises:
-        InputError: no source, a repeated case id, an unsafe ``--case-id``, several
-            ``--source`` files with different stems and no ``--case-id``.
-        InputFileNotFoundError: a source file or the folder is missing.
-    """
-    if args.sources_dir is not None:
-        if args.case_id is not None:
-            raise InputError(
-                "--case-id names the case of --source files; with --sources-dir each "
-                "case is named by its folder or file stem"
-            )
-        return cases_from_dir(args.sources_dir, args.output_dir)
-    files: list[Path] = list(args.sources)
-    case_id = args.case_id
-    if case_id is None:
-        stems = sorted({file.stem for file in files})
-        if len(stems) != 1:
-            raise InputError(
-                f"the --source files have different stems ({', '.join(stems)}): name the "
-                "case with --case-id"
-            )
-        case_id = stems[0]
-    check_case_id(case_id)
-    return [Case(case_id, evidence(files))]
-
-
-def cases_from_dir(directory: Path, out_dir: Path) -> list[Case]:
-    """One case per subfolder (its files) and per file stem of the files in ``directory``.
-
-    Hidden entries (``.name``) are skipped; folders inside a case folder are ignored.
-    """
-    if not directory.is_dir():
-        raise InputError("no such folder", source=str(directory), expected="--sources-dir DIR")
-    resolved_out = out_dir.resolve()
-    root = directory.resolve()
-    if resolved_out == root or root in resolved_out.parents:
-        raise InputError(
-            "the output folder is inside --sources-dir, where its files would be read as "
-            "cases next time",
-            source=str(out_dir),
-        )
-    grouped: dict[str, list[Path]] = {}
-    folders: dict[str, list[Path]] = {}
-    for entry in sorted(directory.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            folders[entry.name] = sorted(
-                item for item in entry.iterdir() if item.is_file() and not item.name.startswith(".")
-            )
-        elif entry.is_file():
-            grouped.setdefault(entry.stem, []).append(entry)
-    clash = sorted(set(grouped) & set(folders))
-    if clash:
-        raise InputError(
-            f"case {clash[0]!r} is both a folder and a file stem; keep one",
-            source=str(directory),
-        )
-    empty = sorted(name for name, files in folders.items() if not files)
-    if empty:
-        raise InputError(f"case folder {empty[0]!r} holds no files", source=str(directory))
-    everything = {**grouped, **folders}
-    if not everything:
-        raise InputError(
-            "no cases found",
-            source=str(directory),
-            expected="a subfolder per case, or source files named by case",
-        )
-    return [Case(case_id, evidence(everything[case_id])) for case_id in sorted(everything)]
-
-
-def evidence(files: Sequence[Path]) -> list[ReferenceArtifact]:
-    """The files as evidence references; ids are file stems, or file names where stems
-    repeat (``inv-7.pdf`` and ``inv-7.txt``)."""
-    stems = Counter(file.stem for file in files)
-    return [
-        artifact_from_path(
-            file,
-            authority="evidence",
-            artifact_id=file.stem if stems[file.stem] == 1 else file.name,
-        )
-        for file in files
-    ]
-
-
-def check_case_id(case_id: str) -> None:
-    """Refuse an id that cannot name the case's output files."""
-    if not case_id.strip() or case_id in (".", "..") or _UNSAFE_ID.search(case_id):
-        raise InputError(
-            f"--case-id {case_id!r} cannot name output files",
-            expected="a name without slashes, such as statement-001",
-        )
-
-
-def route_of(router: GroundTruthRouter, case: Case) -> Route:
-    """The case's route; only text or structured evidence is read by the panel
-    directly. Every source is checked here, before any provider is asked."""
-    check_sources(case.references, case_id=case.case_id)
-    if all(reference.kind in _TEXT_KINDS for reference in case.references):
-        return "text"
-    return router.route(case.references, case_id=case.case_id)
-
-
-def refuse_reviewed(out_dir: Path, cases: Sequence[Case]) -> None:
-    """Stop before anything is generated (or paid for) when a review file to be
-    replaced holds a reviewer's work, listing every such file."""
-    problems: list[str] = []
-    for case in cases:
-        target = Outputs(out_dir, case.case_id).review
-        if not (target.exists() or target.is_symlink()):
-            continue
-        try:
-            work = human_work(load_review(target))
-        except DocEvalsError as exc:
-            problems.append(f"{target} (not a review file this version can read: {exc.message})")
-            continue
-        if work:
-            problems.append(f"{target} ({'; '.join(work)})")
-    if problems:
-        raise InputError(
-            "review files hold a reviewer's work that a new generation would replace: "
-            + ", ".join(problems)
-            + "; nothing was generated (finish them, use another --output-dir, or pass "
-            "--force to replace them)"
-        )
 
 
 # --- generating ---------------------------------------------------------------------

@@ -140,12 +140,13 @@ def test_failed_judge_is_queued_and_usage_is_summed():
 
 
 def test_variants_run_concurrently():
-    import time
-
-    variants = [variant(str(index), f"p{index}", "m", delay=0.2) for index in range(5)]
-    started = time.perf_counter()
+    shared = ScriptedAdapter(lambda request, repair: answer(request), delay=0.05)
+    variants = [
+        JudgeVariant(name=str(index), judge=shared, provider=f"p{index}", model="m")
+        for index in range(5)
+    ]
     JudgePanelMetric(variants).evaluate(case())
-    assert time.perf_counter() - started < 0.8  # five 0.2 s calls, not one after another
+    assert (shared.calls, shared.max_in_flight) == (5, 5)  # all at once, not in a row
 
 
 def test_panel_spec_and_fingerprint_change_with_members():
