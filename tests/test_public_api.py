@@ -55,9 +55,6 @@ def test_importing_the_package_stays_light():
     import sys
 
     heavy = ("mlflow", "httpx", "pandas", "pymupdf", "scipy.optimize", "scipy.sparse")
-    code = (
-        "import sys, docevals_mlflow;"
-        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
-    )
+    code = f"import sys, docevals_mlflow;print(','.join(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
