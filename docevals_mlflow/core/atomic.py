@@ -10,11 +10,13 @@ from pathlib import Path
 from docevals_mlflow.errors import OutputError
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
     """Write ``data`` to ``path`` via a temporary sibling, fsync and ``os.replace``.
 
     Parent folders are created. On any failure the previous file (if any) is left
-    untouched and the temporary file is removed.
+    untouched and the temporary file is removed. ``durable=False`` skips the fsyncs:
+    the write stays atomic for readers and against a crash of this process, but
+    a power cut may lose it (fine for caches, which a rerun refills).
     """
     target = Path(path)
     try:
@@ -28,7 +30,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp_name, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -36,13 +39,14 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write: {exc.strerror or exc}", source=str(target)) from exc
         raise
-    _fsync_directory(target.parent)
+    if durable:
+        _fsync_directory(target.parent)
     return target
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> Path:
     """Write UTF-8 ``text`` atomically (see :func:`atomic_write_bytes`)."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
+    return atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
 def _target_mode(target: Path) -> int:

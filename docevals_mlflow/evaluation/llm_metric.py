@@ -66,8 +66,8 @@ def judge_metric_result(
         "attempts": result.attempts,
         "cached": result.cached,
         "instructions": request.instructions,
-        "instructions_sha256": request.instructions_sha256,
-        "request_fingerprint": request.fingerprint,
+        "instructions_sha256": result.instructions_sha256 or request.instructions_sha256,
+        "request_fingerprint": result.request_fingerprint or request.fingerprint,
         "latency_seconds": round(result.latency_seconds, 4),
     }
     usage = result.usage.as_metrics()

@@ -79,4 +79,7 @@ class GenerationCache:
             "key": key,
             "generation": generation.model_dump(mode="json"),
         }
-        atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")
+        # Not fsynced, like the judge cache: a lost entry is only a miss.
+        atomic_write_text(
+            self._path(key), json.dumps(payload, ensure_ascii=False) + "\n", durable=False
+        )

@@ -36,9 +36,13 @@ class JudgeCache:
         self.hits = 0
         self.misses = 0
 
-    def key(self, request: JudgeRequest, judge: dict[str, Any]) -> str:
-        """The cache key of a request for a judge."""
-        return sha256_json({"format": CACHE_FORMAT, "request": request.fingerprint, "judge": judge})
+    def key(
+        self, request: JudgeRequest, judge: dict[str, Any], *, fingerprint: str | None = None
+    ) -> str:
+        """The cache key of a request for a judge (``fingerprint``: the request's, when
+        already computed)."""
+        fingerprint = fingerprint or request.fingerprint
+        return sha256_json({"format": CACHE_FORMAT, "request": fingerprint, "judge": judge})
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -60,7 +64,11 @@ class JudgeCache:
     def put(self, key: str, result: JudgeResult) -> None:
         """Store a result atomically."""
         payload = {"format": CACHE_FORMAT, "key": key, "result": result.model_dump(mode="json")}
-        atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")
+        # Not fsynced: an entry lost to a power cut is a miss, and a rerun refills it;
+        # a synchronous fsync per answer would stall every other request in flight.
+        atomic_write_text(
+            self._path(key), json.dumps(payload, ensure_ascii=False) + "\n", durable=False
+        )
 
     def answer_key(self, kind: str, request: JudgeRequest, judge: dict[str, Any]) -> str:
         """The key of another kind of answer (``kind`` keeps it apart from judge
@@ -85,4 +93,8 @@ class JudgeCache:
     def put_answer(self, key: str, answer: Any) -> None:
         """Store an answer (any JSON value) atomically."""
         payload = {"format": CACHE_FORMAT, "key": key, "answer": answer}
-        atomic_write_text(self._path(key), json.dumps(payload, ensure_ascii=False) + "\n")
+        # Not fsynced: an entry lost to a power cut is a miss, and a rerun refills it;
+        # a synchronous fsync per answer would stall every other request in flight.
+        atomic_write_text(
+            self._path(key), json.dumps(payload, ensure_ascii=False) + "\n", durable=False
+        )

@@ -178,9 +178,12 @@ class ModelJudge:
     async def ajudge(self, request: JudgeRequest) -> JudgeResult:
         """Judge ``request`` (from the cache when it holds this exact request)."""
         details = self.describe()
+        # Hashing the request (canonical JSON of the whole task) is the costliest
+        # step outside the network; do it once per call.
+        fingerprint = request.fingerprint
         key = None
         if self.cache is not None:
-            key = self.cache.key(request, details)
+            key = self.cache.key(request, details, fingerprint=fingerprint)
             cached: JudgeResult | None = self.cache.get(key)
             if cached is not None:
                 return cached.model_copy(update={"cached": True, "usage": Usage()})
@@ -191,7 +194,7 @@ class ModelJudge:
                 "latency_seconds": time.perf_counter() - started,
                 "judge": details,
                 "instructions_sha256": request.instructions_sha256,
-                "request_fingerprint": request.fingerprint,
+                "request_fingerprint": fingerprint,
             }
         )
         if self.cache is not None and key is not None and result.status in ("ok", "repaired"):
