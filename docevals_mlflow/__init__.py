@@ -11,6 +11,14 @@ from docevals_mlflow.core.artifacts import (
     artifact_from_value,
 )
 from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
+from docevals_mlflow.core.diagnostics import (
+    CalibrationStats,
+    CascadeEdge,
+    ConfidenceCalibration,
+    CounterfactualRerun,
+    DisagreementBudget,
+    ReviewBudget,
+)
 from docevals_mlflow.core.fingerprints import canonical_json, sha256_json
 from docevals_mlflow.core.paths import format_path, parse_path
 from docevals_mlflow.core.registry import OperationRegistry
@@ -28,6 +36,14 @@ from docevals_mlflow.core.results import ErrorRecord, MetricResult
 from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
 from docevals_mlflow.core.values import values_equal
 from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
+from docevals_mlflow.diagnostics import (
+    Counterfactual,
+    RecordedRerun,
+    confidence_calibration,
+    disagreement_budget,
+    failure_cascades,
+    review_budget,
+)
 from docevals_mlflow.errors import (
     ApprovalError,
     CheckpointWarning,
@@ -145,19 +161,25 @@ __all__ = [
     "ApprovalVerification",
     "ApprovedGroundTruth",
     "BatchComparison",
+    "CalibrationStats",
     "Candidate",
+    "CascadeEdge",
     "CheckpointSummary",
     "CheckpointWarning",
     "ClassSchema",
     "Comparison",
+    "ConfidenceCalibration",
     "ConfigurationError",
     "ConsensusRow",
+    "Counterfactual",
+    "CounterfactualRerun",
     "Counts",
     "DEFAULT_RUBRIC",
     "DatasetIntegrityError",
     "DatasetNotFoundError",
     "DatasetVersion",
     "Disagreement",
+    "DisagreementBudget",
     "DocEvalsError",
     "DocEvalsWarning",
     "DocumentComparison",
@@ -209,9 +231,11 @@ __all__ = [
     "Producer",
     "ProviderGeneration",
     "PublicKey",
+    "RecordedRerun",
     "ReferenceArtifact",
     "ReferenceSummary",
     "Resolution",
+    "ReviewBudget",
     "ReviewClaim",
     "ReviewFile",
     "ReviewItem",
@@ -244,8 +268,11 @@ __all__ = [
     "compare_document",
     "compare_documents",
     "compare_runs",
+    "confidence_calibration",
+    "disagreement_budget",
     "evaluate_split",
     "evaluate_split_batch",
+    "failure_cascades",
     "failure_context",
     "format_path",
     "generate_keypair",
@@ -271,6 +298,7 @@ __all__ = [
     "render_split_markdown",
     "render_suite_markdown",
     "resolve_ground_truth_union",
+    "review_budget",
     "review_content",
     "review_from_generation",
     "sha256_json",

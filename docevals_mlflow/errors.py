@@ -73,7 +73,8 @@ class DocEvalsError(Exception):
         record: str | int | None = None,
         stage: str | None = None,
     ) -> DocEvalsError:
-        """The same error with missing context filled in (known context is kept).
+        """The same error with missing context filled in (known context is kept, and
+        so are a subclass's own attributes).
 
         Used where an error raised deep inside (say, validating one stage) passes a
         layer that knows more, such as the configuration file it came from.
@@ -85,6 +86,9 @@ class DocEvalsError(Exception):
         ):
             return self
         located = type(self).__new__(type(self))
+        # A subclass's own details (a provider's status code, an approval's reason)
+        # come along; the base context is then rebuilt, filled in.
+        located.__dict__.update(self.__dict__)
         DocEvalsError.__init__(
             located,
             self.message,
@@ -167,24 +171,6 @@ class ProviderError(DocEvalsError, ConnectionError):
         self.attempts = attempts
         super().__init__(message, source=source)
 
-    def located(
-        self,
-        *,
-        source: str | None = None,
-        record: str | int | None = None,
-        stage: str | None = None,
-    ) -> DocEvalsError:
-        """The same error with missing context filled in; provider details are kept."""
-        located = super().located(source=source, record=record, stage=stage)
-        if located is not self and isinstance(located, ProviderError):
-            # The base class rebuilds the error without calling our __init__, so the
-            # provider details would silently fall back to the class defaults.
-            located.provider = self.provider
-            located.status_code = self.status_code
-            located.attempts = self.attempts
-            located.usage = self.usage
-        return located
-
     def context(self) -> dict[str, Any]:
         """The structured context, with the provider, HTTP status and attempts."""
         return {
@@ -219,19 +205,6 @@ class ApprovalError(DocEvalsError, ValueError):
     ) -> None:
         self.reason = reason
         super().__init__(message, source=source, record=record, path=path)
-
-    def located(
-        self,
-        *,
-        source: str | None = None,
-        record: str | int | None = None,
-        stage: str | None = None,
-    ) -> DocEvalsError:
-        """The same error with missing context filled in; the reason is kept."""
-        located = super().located(source=source, record=record, stage=stage)
-        if located is not self and isinstance(located, ApprovalError):
-            located.reason = self.reason
-        return located
 
     def context(self) -> dict[str, Any]:
         """The structured context, with the reason."""

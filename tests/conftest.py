@@ -25,6 +25,17 @@ def _no_mlflow_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     # the `mlflow_store` fixture, the rest must not create stores in the work tree.
     monkeypatch.setenv("DOCEVALS_NO_MLFLOW", "1")
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    # Under `mlflow run` the suite itself would inherit a project run to log into.
+    for name in ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_EXPERIMENT_ID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_signing_key_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A developer's own signing or trusted key must never reach a test; tests that
+    # need one set it themselves.
+    for name in ("DOCEVALS_SIGNING_KEY", "DOCEVALS_SIGNING_KEY_PASSPHRASE", "DOCEVALS_PUBLIC_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

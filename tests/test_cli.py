@@ -23,17 +23,12 @@ from docevals_mlflow import (
 )
 from docevals_mlflow.cli import main
 from tests.conftest import ModuleWriter
+from tests.helpers import assert_one_line_error, run, write_json
 
 STALE = "stale: the stage, its metrics, references or context changed"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def write_json(path: Path, data: object) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 def write_text(path: Path, text: str) -> Path:
@@ -42,25 +37,10 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def run_case(
     capsys: pytest.CaptureFixture[str], prediction: Path, output: Path, *options: str | Path
 ) -> tuple[int, str, str]:
     return run(capsys, "evaluate-case", "--prediction", prediction, *options, "--output", output)
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert err.startswith("docevals: error: ")
-    assert err.endswith("\n")
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err
 
 
 def no_temp_files(folder: Path) -> bool:

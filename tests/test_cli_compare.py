@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert err.startswith("docevals: error: ")
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
+from tests.helpers import assert_one_line_error, run
 
 
 def test_the_quickstart_runs_compare_end_to_end(mlflow_store, tmp_path, capsys):

@@ -4,34 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.cli import main
-from docevals_mlflow.groundtruth.approval import sign_record, write_approved
-from docevals_mlflow.groundtruth.records import ApprovalRecord, ApprovedGroundTruth, content_digest
-from docevals_mlflow.groundtruth.signing import SigningKey, generate_keypair
+from docevals_mlflow.groundtruth.approval import write_approved
+from docevals_mlflow.groundtruth.signing import generate_keypair
 from docevals_mlflow.tracking.datasets import register_ground_truth_dataset
-
-KEY = SigningKey.generate()
-
-
-def approved(
-    case_id: str, rows: list[dict], by: str = "ann", key: SigningKey | None = KEY
-) -> ApprovedGroundTruth:
-    record = ApprovalRecord(
-        case_id=case_id,
-        approved_by=by,
-        approved_at="2026-01-31T09:30:00Z",
-        content_sha256=content_digest(rows),
-    )
-    return ApprovedGroundTruth(
-        case_id=case_id, rows=rows, record=sign_record(record, key) if key else record
-    )
-
+from tests.groundtruth.approval_fakes import KEY, approved
+from tests.helpers import write_json
 
 CASES = [
     approved(
@@ -45,12 +28,6 @@ def run_id_from(output: str) -> str:
     match = re.search(r"MLflow run ([0-9a-f]{32})", output)
     assert match, output
     return match.group(1)
-
-
-def write_json(path: Path, value: object) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value), encoding="utf-8")
-    return path
 
 
 def test_register_dataset_from_approved_files(mlflow_store, tmp_path, capsys):

@@ -10,6 +10,7 @@ import pytest
 
 from docevals_mlflow.cli import main
 from docevals_mlflow.fields.report import FieldsReport
+from tests.helpers import assert_one_line_error, run, write_json, write_jsonl
 
 SCHEMA_YAML = """\
 schema_id: invoices
@@ -26,32 +27,6 @@ classes:
 """
 
 # --------------------------------------------------------------------------- helpers
-
-
-def write_json(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def write_jsonl(path: Path, records: list[Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert err.startswith("docevals: error: ")
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
 
 
 @pytest.fixture
@@ -131,6 +106,8 @@ def test_folder_inputs_with_yaml_schema(
     assert out.splitlines() == [
         "documents: 2; micro precision 0.8333, recall 1.0000, F1 0.9091; "
         "macro F1 0.8333; unpaired: 1 expected only, 1 predicted only",
+        # The one field with a confidence was right: calibration without AUROC.
+        "confidence: AUROC n/a, Brier 0.360, ECE 0.600 over 1 field",
         f"report: {output} (Markdown: {markdown})",
     ]
     text = markdown.read_text(encoding="utf-8")

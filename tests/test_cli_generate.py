@@ -13,12 +13,12 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from docevals_mlflow.cli import main
 from docevals_mlflow.cli.generate_cases import cases_from_dir
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
 from docevals_mlflow.groundtruth.models import GenerationReport
 from docevals_mlflow.groundtruth.review import load_review
+from tests.helpers import one_error_line, run, write_text
 from tests.judges import conftest as judges_conftest
 from tests.judges.provider_server import ProviderServer, status
 
@@ -46,19 +46,11 @@ def _keys(_no_real_keys: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     monkeypatch.setenv("LOCAL_KEY", LOCAL_KEY)
-    for name in ("DOCEVALS_SIGNING_KEY", "DOCEVALS_SIGNING_KEY_PASSPHRASE", "DOCEVALS_PUBLIC_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
 
 
 def config(tmp_path: Path, server: ProviderServer, extra: str = "") -> Path:
     """Three generators, three wire formats, all pointed at the loopback server."""
-    return write(
+    return write_text(
         tmp_path / "gen.yaml",
         f"""\
         instruction: Extract the currency, the amount and the account holder's name.
@@ -103,23 +95,9 @@ def sources_dir(tmp_path: Path) -> Path:
     """statement-001/ (a page image and its OCR text) and statement-002.pdf."""
     root = tmp_path / "sources"
     make_page(root / "statement-001" / "page-001.png", "Ann Smith 1,234.50 EUR", pdf=False)
-    write(root / "statement-001" / "ocr.txt", "OCR: Account Ann Smith 1,234.50 EUR")
+    write_text(root / "statement-001" / "ocr.txt", "OCR: Account Ann Smith 1,234.50 EUR")
     make_page(root / "statement-002.pdf", "Ann Smith 1,234.50 EUR", pdf=True)
     return root
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("docevals: error: ")
-    return lines[0]
 
 
 def no_key_in(*texts: str, folder: Path | None = None) -> None:
@@ -239,7 +217,7 @@ def test_generate_review_approve_verify(served, tmp_path, capsys, mlflow_store):
 def test_adjudication_and_union_write_every_stage(served, tmp_path, capsys):
     answers(served, local_name=None)  # local omits the name: one-sided
     gen = config(tmp_path, served, "union: true\n")
-    source = write(tmp_path / "notes.txt", "Account Ann Smith, 1,234.50 EUR")
+    source = write_text(tmp_path / "notes.txt", "Account Ann Smith, 1,234.50 EUR")
     out = tmp_path / "out"
     code, stdout, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", out,
@@ -293,7 +271,7 @@ def test_a_failing_provider_is_reported_and_its_echoed_key_kept_out(served, tmp_
     answers(served)
     served.script("messages", status(401, message="invalid x-api-key {key}"))
     gen = config(tmp_path, served)
-    source = write(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
+    source = write_text(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
     out = tmp_path / "out"
     code, stdout, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", out
@@ -316,7 +294,7 @@ def test_a_failing_provider_is_reported_and_its_echoed_key_kept_out(served, tmp_
 def test_a_reviewers_work_stops_the_batch_before_anything_is_asked(served, tmp_path, capsys):
     answers(served)
     gen = config(tmp_path, served)
-    source = write(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
+    source = write_text(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
     out = tmp_path / "out"
     argv = ("generate", "--config", gen, "--source", source, "--output-dir", out)
     assert run(capsys, *argv)[0] == 0
@@ -343,7 +321,7 @@ def test_a_reviewers_work_stops_the_batch_before_anything_is_asked(served, tmp_p
 def test_a_missing_key_is_refused_before_any_request(served, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("LOCAL_KEY")
     gen = config(tmp_path, served)
-    source = write(tmp_path / "inv-7.txt", "text")
+    source = write_text(tmp_path / "inv-7.txt", "text")
     code, _, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", tmp_path / "o"
     )
@@ -368,7 +346,7 @@ def test_a_missing_key_is_refused_before_any_request(served, tmp_path, capsys, m
 )
 def test_bad_configuration_exits_2_naming_file_and_field(served, tmp_path, capsys, text, expected):
     gen = config(tmp_path, served, text)
-    source = write(tmp_path / "inv-7.txt", "text")
+    source = write_text(tmp_path / "inv-7.txt", "text")
     code, _, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", tmp_path / "o"
     )
@@ -378,7 +356,7 @@ def test_bad_configuration_exits_2_naming_file_and_field(served, tmp_path, capsy
 
 
 def test_a_key_in_the_configuration_is_refused_unechoed(tmp_path, capsys):
-    gen = write(
+    gen = write_text(
         tmp_path / "gen.yaml",
         f"""\
         instruction: Extract.
@@ -388,7 +366,7 @@ def test_a_key_in_the_configuration_is_refused_unechoed(tmp_path, capsys):
           - {{name: claude, provider: anthropic, model: c, api_key: {ANTHROPIC_KEY}}}
         """,
     )
-    source = write(tmp_path / "inv-7.txt", "text")
+    source = write_text(tmp_path / "inv-7.txt", "text")
     code, stdout, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", tmp_path / "o"
     )
@@ -399,7 +377,7 @@ def test_a_key_in_the_configuration_is_refused_unechoed(tmp_path, capsys):
 
 
 def test_one_generator_is_refused(tmp_path, capsys):
-    gen = write(
+    gen = write_text(
         tmp_path / "gen.json",
         json.dumps(
             {
@@ -409,7 +387,7 @@ def test_one_generator_is_refused(tmp_path, capsys):
             }
         ),
     )
-    source = write(tmp_path / "inv-7.txt", "text")
+    source = write_text(tmp_path / "inv-7.txt", "text")
     code, _, stderr = run(
         capsys, "generate", "--config", gen, "--source", source, "--output-dir", tmp_path / "o"
     )
@@ -422,7 +400,7 @@ def test_bad_sources_exit_2_with_one_line(served, tmp_path, capsys):
     gen = config(tmp_path, served)
     image = make_page(tmp_path / "inv-7.png", "x", pdf=False)
     pdf = make_page(tmp_path / "inv-7.pdf", "x", pdf=True)
-    other = write(tmp_path / "other.txt", "x")
+    other = write_text(tmp_path / "other.txt", "x")
     out = tmp_path / "o"
 
     def refused(*options: str | Path) -> str:
@@ -442,7 +420,7 @@ def test_bad_sources_exit_2_with_one_line(served, tmp_path, capsys):
     )
     assert "missing.pdf" in refused("--source", tmp_path / "missing.pdf")
     folder = tmp_path / "cases"
-    write(folder / "inv-1" / "letter.docx", "x")
+    write_text(folder / "inv-1" / "letter.docx", "x")
     assert "unsupported sources: letter (file" in refused("--sources-dir", folder)
     assert "output folder is inside --sources-dir" in refused(
         "--sources-dir", folder, "--output-dir", folder / "out"
@@ -455,12 +433,12 @@ def test_cases_from_a_folder(tmp_path):
     root = tmp_path / "sources"
     make_page(root / "inv-1" / "page-1.png", "x", pdf=False)
     make_page(root / "inv-1" / "page-2.png", "x", pdf=False)
-    write(root / "inv-1" / ".DS_Store", "x")
-    write(root / "inv-1" / "nested" / "ignored.txt", "x")
+    write_text(root / "inv-1" / ".DS_Store", "x")
+    write_text(root / "inv-1" / "nested" / "ignored.txt", "x")
     make_page(root / "inv-2.pdf", "x", pdf=True)
-    write(root / "inv-2.txt", "x")
-    write(root / "inv-3.txt", "x")
-    write(root / ".hidden.txt", "x")
+    write_text(root / "inv-2.txt", "x")
+    write_text(root / "inv-3.txt", "x")
+    write_text(root / ".hidden.txt", "x")
     cases = cases_from_dir(root, tmp_path / "out")
     assert [(c.case_id, [r.id for r in c.references]) for c in cases] == [
         ("inv-1", ["page-1", "page-2"]),
@@ -469,17 +447,17 @@ def test_cases_from_a_folder(tmp_path):
     ]
     assert all(r.authority == "evidence" for c in cases for r in c.references)
 
-    write(root / "inv-1.txt", "x")
+    write_text(root / "inv-1.txt", "x")
     with pytest.raises(InputError, match=re.escape("case 'inv-1' is both a folder and a file")):
         cases_from_dir(root, tmp_path / "out")
     with pytest.raises(InputError, match="no cases found"):
-        cases_from_dir(write(tmp_path / "empty" / ".keep", "").parent, tmp_path / "out")
+        cases_from_dir(write_text(tmp_path / "empty" / ".keep", "").parent, tmp_path / "out")
 
 
 def test_a_pdf_that_cannot_be_converted_stops_the_batch_first(served, tmp_path, capsys):
     gen = config(tmp_path, served, "document_mode: markdown\n")
     folder = tmp_path / "cases"
-    write(folder / "inv-1.txt", "Total 12.50 EUR")
+    write_text(folder / "inv-1.txt", "Total 12.50 EUR")
     (folder / "inv-2.pdf").write_bytes(b"%PDF-1.4\nnot really a PDF\n")
     code, _, stderr = run(
         capsys, "generate", "--config", gen, "--sources-dir", folder, "--output-dir",
@@ -493,7 +471,7 @@ def test_a_pdf_that_cannot_be_converted_stops_the_batch_first(served, tmp_path, 
 def test_a_rerun_with_the_generation_cache_asks_nobody(served, tmp_path, capsys):
     answers(served)
     gen = config(tmp_path, served)
-    source = write(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
+    source = write_text(tmp_path / "inv-7.txt", "Account Ann Smith, 1,234.50 EUR")
     argv = (
         "generate", "--config", gen, "--source", source, "--output-dir", tmp_path / "out",
         "--generation-cache", tmp_path / "cache", "--concurrency", "2",

@@ -14,12 +14,7 @@ from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
 from docevals_mlflow.groundtruth.review import load_review, write_ground_truth_review
 from tests.groundtruth.approval_fakes import APPROVED_ROWS, generation_report, read_json, write_json
 from tests.groundtruth.test_signing import secret_forms
-
-
-@pytest.fixture(autouse=True)
-def _no_key_variables(monkeypatch):
-    for name in ("DOCEVALS_SIGNING_KEY", "DOCEVALS_SIGNING_KEY_PASSPHRASE", "DOCEVALS_PUBLIC_KEY"):
-        monkeypatch.delenv(name, raising=False)
+from tests.helpers import one_error_line
 
 
 @pytest.fixture
@@ -49,14 +44,6 @@ def decide(review_path):
             "page 1",
         ]
     )
-
-
-def one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("docevals: error: ")
-    return lines[0]
 
 
 def test_commands_are_registered():

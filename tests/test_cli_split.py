@@ -2,57 +2,43 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from docevals_mlflow.cli import main
 from docevals_mlflow.split.report import SplitReport
+from tests.helpers import assert_one_line_error, run, write_json
 from tests.split.test_seed_metrics import EXPECTED, PREDICTED
 
 
-def write(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert err.startswith("docevals: error: ")
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
+def split(
+    capsys: pytest.CaptureFixture[str],
+    expected: Path,
+    predicted: Path,
+    output: Path,
+    *options: str | Path,
+) -> tuple[int, str, str]:
+    """``docevals split --expected E --predicted P --output O OPTIONS...``."""
+    argv = ["split", "--expected", expected, "--predicted", predicted, "--output", output]
+    return run(capsys, *argv, *options)
 
 
 @pytest.fixture
 def folders(tmp_path: Path) -> tuple[Path, Path]:
-    write(tmp_path / "gt" / "a.json", {"sections": EXPECTED})
-    write(tmp_path / "gt" / "b.json", {"sections": EXPECTED})
-    write(tmp_path / "pred" / "a.json", {"sections": PREDICTED})
-    write(tmp_path / "pred" / "b.json", EXPECTED)
+    write_json(tmp_path / "gt" / "a.json", {"sections": EXPECTED})
+    write_json(tmp_path / "gt" / "b.json", {"sections": EXPECTED})
+    write_json(tmp_path / "pred" / "a.json", {"sections": PREDICTED})
+    write_json(tmp_path / "pred" / "b.json", EXPECTED)
     return tmp_path / "gt", tmp_path / "pred"
 
 
 def test_writes_json_markdown_and_heatmap(capsys, tmp_path, folders):
     expected, predicted = folders
-    code, out, err = run(
+    code, out, err = split(
         capsys,
-        "split",
-        "--expected",
         expected,
-        "--predicted",
         predicted,
-        "--output",
         tmp_path / "out" / "split.json",
         "--markdown",
         tmp_path / "out" / "split.md",
@@ -79,9 +65,11 @@ def test_single_files_pair_whatever_their_names(capsys, tmp_path):
         capsys,
         "split",
         "--expected",
-        write(tmp_path / "truth.json", {"sections": EXPECTED}),
+        write_json(tmp_path / "truth.json", {"sections": EXPECTED}),
         "--predicted",
-        write(tmp_path / "model.json", {"pages": ["Invoice", "Invoice", "Invoice", "W2", "W2"]}),
+        write_json(
+            tmp_path / "model.json", {"pages": ["Invoice", "Invoice", "Invoice", "W2", "W2"]}
+        ),
         "--output",
         tmp_path / "r.json",
     )
@@ -91,18 +79,14 @@ def test_single_files_pair_whatever_their_names(capsys, tmp_path):
 
 def test_invalid_packet_is_one_line_naming_file_record_and_place(capsys, tmp_path, folders):
     expected, predicted = folders
-    write(
+    write_json(
         predicted / "b.json",
         {"sections": [{"section_id": "x", "document_class": "W2", "page_indices": [0, 0]}]},
     )
-    code, _, err = run(
+    code, _, err = split(
         capsys,
-        "split",
-        "--expected",
         expected,
-        "--predicted",
         predicted,
-        "--output",
         tmp_path / "r.json",
     )
     assert code == 2
@@ -119,15 +103,11 @@ def test_invalid_packet_is_one_line_naming_file_record_and_place(capsys, tmp_pat
 def test_no_common_packet_is_bad_input(capsys, tmp_path, folders):
     expected, _ = folders
     other = tmp_path / "other"
-    write(other / "zzz.json", EXPECTED)
-    code, _, err = run(
+    write_json(other / "zzz.json", EXPECTED)
+    code, _, err = split(
         capsys,
-        "split",
-        "--expected",
         expected,
-        "--predicted",
         other,
-        "--output",
         tmp_path / "r.json",
     )
     assert code == 2
@@ -136,41 +116,27 @@ def test_no_common_packet_is_bad_input(capsys, tmp_path, folders):
 
 def test_fail_under_gates(capsys, tmp_path, folders):
     expected, predicted = folders
-    argv = [
-        "split",
-        "--expected",
-        expected,
-        "--predicted",
-        predicted,
-        "--output",
-        tmp_path / "r.json",
-    ]
-    code, _, err = run(capsys, *argv, "--fail-under", "page_accuracy=0.8")
+    gate = (capsys, expected, predicted, tmp_path / "r.json", "--fail-under")
+    code, _, err = split(*gate, "page_accuracy=0.8")
     assert code == 0, err
-    code, _, err = run(
-        capsys, *argv, "--fail-under", "accuracy_with_order=0.9", "--fail-under", "section_f1=0.5"
-    )
+    code, _, err = split(*gate, "accuracy_with_order=0.9", "--fail-under", "section_f1=0.5")
     assert code == 1
     assert "docevals: threshold: accuracy_with_order 0.6667 is below 0.9" in err
     assert "section_f1" not in err
-    code, _, err = run(capsys, *argv, "--fail-under", "page_accuracy=90")
+    code, _, err = split(*gate, "page_accuracy=90")
     assert code == 2
     assert_one_line_error(err, "a VALUE between 0 and 1")
-    code, _, err = run(capsys, *argv, "--fail-under", "recall=0.5")
+    code, _, err = split(*gate, "recall=0.5")
     assert code == 2
     assert_one_line_error(err, "METRIC one of page_accuracy")
 
 
 def test_missing_input(capsys, tmp_path, folders):
     expected, _ = folders
-    code, _, err = run(
+    code, _, err = split(
         capsys,
-        "split",
-        "--expected",
         expected,
-        "--predicted",
         tmp_path / "nope",
-        "--output",
         tmp_path / "r.json",
     )
     assert code == 2
@@ -179,14 +145,10 @@ def test_missing_input(capsys, tmp_path, folders):
 
 def test_logs_a_run(capsys, mlflow_store, tmp_path, folders):
     expected, predicted = folders
-    code, out, err = run(
+    code, out, err = split(
         capsys,
-        "split",
-        "--expected",
         expected,
-        "--predicted",
         predicted,
-        "--output",
         tmp_path / "split.json",
         "--experiment",
         "packets",

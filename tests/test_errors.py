@@ -10,6 +10,7 @@ from docevals_mlflow.errors import (
     MetricError,
     OutputError,
     PipelineDefinitionError,
+    ProviderError,
 )
 
 
@@ -87,3 +88,18 @@ def test_context_of_bare_error():
 def test_warnings_hierarchy():
     assert issubclass(DocEvalsWarning, UserWarning)
     assert issubclass(CheckpointWarning, DocEvalsWarning)
+
+
+def test_located_fills_missing_context_and_keeps_a_subclasses_details():
+    error = ProviderError("refused", provider="openai", status_code=429, attempts=3)
+    error.usage = "usage"
+    located = error.located(source="case.json", record=2)
+    assert isinstance(located, ProviderError)
+    assert str(located) == "case.json, record 2: refused"
+    assert (located.provider, located.status_code, located.attempts, located.usage) == (
+        "openai",
+        429,
+        3,
+        "usage",
+    )
+    assert located.located(source="other.json") is located  # known context is kept

@@ -10,11 +10,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from docevals_mlflow.cli import main
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.fields.numbers import parse_number
 from docevals_mlflow.quickstart import PROMPTS, generate_invoices, run_quickstart
 from docevals_mlflow.quickstart.run import simulate_extraction
+from tests.helpers import run
 
 # Small sets keep the suite fast; the generator does not depend on the set's size.
 DOCUMENTS = 6
@@ -32,12 +32,6 @@ WRITTEN = [
 
 def read_jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_generation_is_deterministic_for_a_seed(tmp_path: Path) -> None:

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.cli.common import (
-    EXIT_BELOW_THRESHOLD,
-    EXIT_OK,
-    add_output_options,
-    add_tracking_options,
-    log_evaluation,
-)
+from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
+from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.errors import InputError
@@ -95,6 +89,7 @@ def layout_calibration(
     ``calibration/variant/<name>/kappa`` for panels. Undefined figures are not logged.
     """
     from docevals_mlflow.tracking.keys import KeyMap, legal_key
+    from docevals_mlflow.tracking.layout import tag_evaluation
 
     keys = KeyMap()
     writer.param("docevals.version", __version__)
@@ -129,11 +124,7 @@ def layout_calibration(
             segment = keys.named("variant", variant.name)
             writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
             writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
-    writer.tag("docevals.kind", "evaluation")
-    writer.tag("docevals.report_kind", "calibration")
-    if verdict is not None:
-        writer.tag("docevals.verdict", verdict)
-    writer.tag("mlflow.note.content", _note(report))
+    tag_evaluation(writer, "calibration", verdict=verdict, note=_note(report))
     writer.json("report/report.json", report.model_dump(mode="json"))
     writer.text("report/report.md", markdown)
     writer.json("metrics_index.json", keys.index())
@@ -186,14 +177,9 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
 
-    breach = None
-    if args.min_kappa is not None:
-        kappa = report.cases.kappa
-        if kappa is None:
-            breach = f"case κ is undefined (required at least {args.min_kappa:g})"
-        elif kappa < args.min_kappa:
-            breach = f"case κ {kappa:.4f} is below {args.min_kappa:g}"
-    verdict = None if args.min_kappa is None else ("fail" if breach else "pass")
+    under = {} if args.min_kappa is None else {"case κ": args.min_kappa}
+    breached = breaches(lambda _: report.cases.kappa, under=under)
+    verdict = gate_verdict(breached, gated=bool(under))
     labels_sha256 = sha256_file(args.labels)
 
     def build(writer: Any) -> None:
@@ -206,7 +192,4 @@ def run(args: argparse.Namespace) -> int:
         )
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
-    if breach is not None:
-        print(f"docevals: threshold: {breach}", file=sys.stderr)
-        return EXIT_BELOW_THRESHOLD
-    return EXIT_OK
+    return gate(breached)

@@ -28,6 +28,7 @@ from docevals_mlflow.cli.datasets import (
     dataset_references,
     record_dataset,
 )
+from docevals_mlflow.cli.diagnostics import add_counterfactual_options, counterfactual_from_args
 from docevals_mlflow.cli.judging import (
     add_judge_options,
     add_to_every_stage,
@@ -106,6 +107,7 @@ def register(commands: Any) -> None:
     add_output_options(pipeline)
     add_fail_on(pipeline)
     add_judge_options(pipeline, pipeline=True)
+    add_counterfactual_options(pipeline)
     add_dataset_option(pipeline, pipeline=True)
     add_tracking_options(pipeline)
     pipeline.set_defaults(handler=_run_pipeline)
@@ -153,6 +155,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
     judge = judge_metric(args, runtime)
     pipeline, evaluator = load_pipeline_config(args.config, judges=runtime)
     pipeline = apply_dataset_to_pipeline(args, pipeline)
+    evaluator.counterfactual = counterfactual_from_args(args, args.config.parent)
     if judge is not None:
         add_to_every_stage(evaluator, judge)
         announce(judge)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from docevals_mlflow.core.literals import Verdict
 
 if TYPE_CHECKING:
+    from docevals_mlflow.tracking.bundle import BundleWriter
     from docevals_mlflow.tracking.runs import LoggedRun
 
 EXIT_OK = 0
@@ -54,21 +54,34 @@ def add_fail_on(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_tracking_options(parser: argparse.ArgumentParser, *, log_by_default: bool = True) -> None:
-    """``--tracking-uri``, ``--experiment``, ``--run-name`` and ``--no-mlflow``."""
+def add_tracking_options(
+    parser: argparse.ArgumentParser,
+    *,
+    log_by_default: bool = True,
+    experiment_help: str = "MLflow experiment name (default: docevals)",
+    experiment_default: str | None = None,
+    run_name_help: str | None = "MLflow run name",
+    no_mlflow_help: str = "do not log the evaluation as an MLflow run",
+) -> None:
+    """``--tracking-uri``, ``--experiment``, ``--run-name`` and ``--no-mlflow``.
+
+    The help texts say what the options mean for the command; ``run_name_help=None``
+    leaves ``--run-name`` out (for commands that name their runs themselves).
+    """
     group = parser.add_argument_group("MLflow")
     group.add_argument(
         "--tracking-uri",
         help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
         "in the working directory)",
     )
-    group.add_argument("--experiment", help="MLflow experiment name (default: docevals)")
-    group.add_argument("--run-name", help="MLflow run name")
+    group.add_argument("--experiment", default=experiment_default, help=experiment_help)
+    if run_name_help is not None:
+        group.add_argument("--run-name", help=run_name_help)
     if log_by_default:
         group.add_argument(
             "--no-mlflow",
             action="store_true",
-            help=f"do not log the evaluation as an MLflow run (or set {NO_MLFLOW_VARIABLE}=1)",
+            help=f"{no_mlflow_help} (or set {NO_MLFLOW_VARIABLE}=1)",
         )
 
 
@@ -94,23 +107,43 @@ def log_evaluation(
     """
     if not tracking_wanted(args):
         return None
-    from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
-    from docevals_mlflow.tracking.runs import log_bundle
+    from docevals_mlflow.tracking.bundle import BundleWriter
 
     writer = BundleWriter(run_name=args.run_name or default_run_name)
     build(writer)
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            logged = log_bundle(folder, tracking_uri=args.tracking_uri, experiment=args.experiment)
-        except Exception as exc:  # tracking must never cost the user the evaluation
-            kept = keep_bundle(folder, anchor.with_name(anchor.stem + ".run"))
-            print(
-                f"docevals: warning: not logged to MLflow ({type(exc).__name__}: {exc}); "
-                f"the reports are written; log this run later with: docevals log {kept}",
-                file=sys.stderr,
-            )
-            return None
-    if not quiet:
+    logged = log_or_keep(
+        writer,
+        tracking_uri=args.tracking_uri,
+        experiment=args.experiment,
+        keep_at=anchor.with_name(anchor.stem + ".run"),
+        written="the reports",
+    )
+    if logged is not None and not quiet:
         print(logged.describe())
     return logged
+
+
+def log_or_keep(
+    writer: BundleWriter,
+    *,
+    tracking_uri: str | None,
+    experiment: str | None,
+    keep_at: Path,
+    written: str,
+) -> LoggedRun | None:
+    """Log a bundle as a run; when the store cannot be reached (or refuses the run),
+    keep the bundle at ``keep_at``, warn that ``written`` (what the command already
+    wrote) is safe and how to log the run later, and return ``None``."""
+    from docevals_mlflow.tracking.runs import log_writer
+
+    try:
+        return log_writer(
+            writer, tracking_uri=tracking_uri, experiment=experiment, keep_bundle_at=keep_at
+        )
+    except Exception as exc:  # tracking must never cost the user what was computed
+        print(
+            f"docevals: warning: not logged to MLflow ({type(exc).__name__}: {exc}); "
+            f"{written} are written; log this run later with: docevals log {keep_at}",
+            file=sys.stderr,
+        )
+        return None

@@ -11,7 +11,7 @@ from typing import Any
 from docevals_mlflow.cli.common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_OK,
-    NO_MLFLOW_VARIABLE,
+    add_tracking_options,
     tracking_wanted,
 )
 from docevals_mlflow.compare.results import CASE_METRIC
@@ -74,24 +74,12 @@ def register(commands: Any) -> None:
     )
     # The usual tracking options, with help that says what they mean here: the
     # experiment also narrows the lookup of bare run names.
-    group = parser.add_argument_group("MLflow")
-    group.add_argument(
-        "--tracking-uri",
-        help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
-        "in the working directory)",
-    )
-    group.add_argument(
-        "--experiment",
-        help="where to look up bare run names, and where to log the comparison "
+    add_tracking_options(
+        parser,
+        experiment_help="where to look up bare run names, and where to log the comparison "
         "(default: the baseline's experiment)",
-    )
-    group.add_argument(
-        "--run-name", help="name of the comparison run (default: compare CANDIDATES vs BASELINE)"
-    )
-    group.add_argument(
-        "--no-mlflow",
-        action="store_true",
-        help=f"do not log the comparison as an MLflow run (or set {NO_MLFLOW_VARIABLE}=1)",
+        run_name_help="name of the comparison run (default: compare CANDIDATES vs BASELINE)",
+        no_mlflow_help="do not log the comparison as an MLflow run",
     )
     parser.set_defaults(handler=run)
 

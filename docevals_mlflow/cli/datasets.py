@@ -151,7 +151,7 @@ def _run_list(args: argparse.Namespace) -> int:
 
 
 def _shown_uri(uri: str) -> str:
-    from docevals_mlflow.tracking.approval_runs import public_uri
+    from docevals_mlflow.tracking.uris import public_uri
 
     return public_uri(uri)
 

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import (
-    EXIT_BELOW_THRESHOLD,
-    EXIT_OK,
-    add_output_options,
-    add_tracking_options,
-    log_evaluation,
-)
+from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
 from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs, record_dataset
+from docevals_mlflow.cli.diagnostics import calibration_line
 from docevals_mlflow.cli.judging import (
     add_judge_options,
     cost_text,
@@ -26,11 +20,13 @@ from docevals_mlflow.cli.judging import (
     judge_runtime,
     options_text,
 )
+from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
+from docevals_mlflow.reports.markdown import figure_text
 
 OPENAI_API_ROOT = "https://api.openai.com/v1"
 FAIL_UNDER_METRICS = ("precision", "recall", "f1", "accuracy", "macro_f1")
@@ -198,63 +194,19 @@ def field_method_providers(
     return FieldMethodProviders(embeddings, llm, cache=runtime.cache if llm is not None else None)
 
 
-def _thresholds(option: str, pairs: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:
-    thresholds: dict[str, float] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        name = name.strip().lower()
-        if not sep or name not in allowed:
-            raise InputError(
-                f"{option} {pair!r}",
-                expected=f"METRIC=VALUE with METRIC one of {', '.join(allowed)}",
-            )
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        # Every metric here lies in [0, 1]; a value outside it is a typo (say, 90 for 0.9)
-        # that would otherwise pass or fail every run silently.
-        if not 0.0 <= value <= 1.0:
-            raise InputError(f"{option} {pair!r}", expected="a VALUE between 0 and 1")
-        if name in thresholds:
-            raise InputError(f"{option} {name} given twice", expected="one threshold per metric")
-        thresholds[name] = value
-    return thresholds
-
-
 def _overall_value(report: dict[str, Any], metric: str) -> float | None:
     overall = report["overall"]
     value = overall["macro_f1"] if metric == "macro_f1" else overall["metrics"][metric]
     return None if value is None else float(value)
 
 
-def _breaches(report: dict[str, Any], under: dict[str, float], over: dict[str, float]) -> list[str]:
-    breaches = []
-    for metric, limit in under.items():
-        value = _overall_value(report, metric)
-        if value is None:
-            breaches.append(f"{metric} is undefined (required at least {limit:g})")
-        elif value < limit:
-            breaches.append(f"{metric} {value:.4f} is below {limit:g}")
-    for metric, limit in over.items():
-        value = _overall_value(report, metric)
-        if value is None:
-            breaches.append(f"{metric} is undefined (required at most {limit:g})")
-        elif value > limit:
-            breaches.append(f"{metric} {value:.4f} is above {limit:g}")
-    return breaches
-
-
 def _fields_summary(report: dict[str, Any]) -> str:
-    def shown(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.4f}"
-
     metrics = report["overall"]["metrics"]
     unpaired = report["unpaired"]
     return (
         f"documents: {report['overall']['documents']}; micro precision "
-        f"{shown(metrics['precision'])}, recall {shown(metrics['recall'])}, "
-        f"F1 {shown(metrics['f1'])}; macro F1 {shown(report['overall']['macro_f1'])}; "
+        f"{figure_text(metrics['precision'])}, recall {figure_text(metrics['recall'])}, "
+        f"F1 {figure_text(metrics['f1'])}; macro F1 {figure_text(report['overall']['macro_f1'])}; "
         f"unpaired: {len(unpaired['expected_only'])} expected only, "
         f"{len(unpaired['predicted_only'])} predicted only"
     )
@@ -278,8 +230,8 @@ def undecided_warning(report: Mapping[str, Any]) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Compare, write the reports, log the run, and gate on thresholds."""
     # Thresholds first: a typo in them should not cost a whole comparison run.
-    under = _thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
-    over = _thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
+    under = parse_thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
+    over = parse_thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
     providers = field_method_providers(args)
     # Both unpaired lists are complete here (both sides are indexed first), which
@@ -301,6 +253,9 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown is not None and markdown_text is not None:
         atomic_write_text(args.markdown, markdown_text)
     print(_fields_summary(report))
+    calibration = calibration_line(report)
+    if calibration is not None:
+        print(calibration)
     usage = providers.usage_line()
     if usage is not None:
         print(usage)
@@ -308,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     undecided = undecided_warning(report)
     if undecided is not None:
         print(undecided, file=sys.stderr)
-    breaches = _breaches(report, under, over)
+    breached = breaches(lambda metric: _overall_value(report, metric), under=under, over=over)
 
     def build(writer: Any) -> None:
         from docevals_mlflow.reports.dashboard import render_fields_dashboard
@@ -319,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
             report,
             markdown=markdown_text if markdown_text is not None else render_fields_markdown(report),
             dashboard=render_fields_dashboard(report),
-            verdict=("fail" if breaches else "pass") if under or over else None,
+            verdict=gate_verdict(breached, gated=bool(under or over)),
             report_json=json_text,
         )
         if schema is not None:
@@ -329,6 +284,4 @@ def run(args: argparse.Namespace) -> int:
         record_dataset(args, writer)
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
-    for breach in breaches:
-        print(f"docevals: threshold: {breach}", file=sys.stderr)
-    return EXIT_BELOW_THRESHOLD if breaches else EXIT_OK
+    return gate(breached)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from docevals_mlflow.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     add_tracking_options,
+    log_or_keep,
     tracking_wanted,
 )
 from docevals_mlflow.cli.generate_cases import (
@@ -170,7 +170,11 @@ def register(commands: Any) -> None:
         action="store_true",
         help="replace review files that hold a reviewer's decisions or notes",
     )
-    add_tracking_options(parser)
+    add_tracking_options(
+        parser,
+        experiment_help="MLflow experiment name (default: docevals-ground-truth)",
+        no_mlflow_help="do not log the generation as an MLflow run",
+    )
     parser.set_defaults(handler=run_generate)
 
 
@@ -394,12 +398,11 @@ def log_run(
     is unreachable (the bundle is kept in OUT for ``docevals log``)."""
     if not tracking_wanted(args) or not results:
         return
-    from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+    from docevals_mlflow.tracking.bundle import BundleWriter
     from docevals_mlflow.tracking.generation_runs import (
         DEFAULT_GENERATION_EXPERIMENT,
         layout_generation,
     )
-    from docevals_mlflow.tracking.runs import log_bundle
 
     finals = [result.final for result in results]
     default_name = f"generation {finals[0].case_id}" if len(finals) == 1 else "generation"
@@ -421,20 +424,12 @@ def log_run(
                 f"generation/stages/{result.case.case_id}.{stage.stage}.json",
                 stage.model_dump(mode="json"),
             )
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            logged = log_bundle(
-                folder,
-                tracking_uri=args.tracking_uri,
-                experiment=args.experiment or DEFAULT_GENERATION_EXPERIMENT,
-            )
-        except Exception as exc:  # tracking must never cost the user the generation
-            kept = keep_bundle(folder, args.output_dir / "generation.run")
-            print(
-                f"docevals: warning: not logged to MLflow ({type(exc).__name__}: {exc}); "
-                f"the files are written; log this run later with: docevals log {kept}",
-                file=sys.stderr,
-            )
-            return
-    print(logged.describe())
+    logged = log_or_keep(
+        writer,
+        tracking_uri=args.tracking_uri,
+        experiment=args.experiment or DEFAULT_GENERATION_EXPERIMENT,
+        keep_at=args.output_dir / "generation.run",
+        written="the files",
+    )
+    if logged is not None:
+        print(logged.describe())

@@ -11,11 +11,13 @@ from typing import Any
 from docevals_mlflow.cli.common import (
     EXIT_OK,
     NO_MLFLOW_VARIABLE,
+    add_tracking_options,
     log_evaluation,
     tracking_wanted,
 )
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.reports.markdown import figure_text
 
 DEFAULT_OUTPUT = Path("docevals-quickstart")
 DEFAULT_EXPERIMENT = "docevals-quickstart"
@@ -52,27 +54,14 @@ def register(commands: Any) -> None:
     )
     # The shared tracking options minus --run-name: the quickstart logs two runs whose
     # names (prompt-v1, prompt-v2) are what the comparison is about.
-    group = quickstart.add_argument_group("MLflow")
-    group.add_argument(
-        "--tracking-uri",
-        help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
-        "in the working directory)",
-    )
-    group.add_argument(
-        "--experiment",
-        default=DEFAULT_EXPERIMENT,
-        help=f"MLflow experiment name (default: {DEFAULT_EXPERIMENT})",
-    )
-    group.add_argument(
-        "--no-mlflow",
-        action="store_true",
-        help=f"write the reports only, log no runs (or set {NO_MLFLOW_VARIABLE}=1)",
+    add_tracking_options(
+        quickstart,
+        experiment_help=f"MLflow experiment name (default: {DEFAULT_EXPERIMENT})",
+        experiment_default=DEFAULT_EXPERIMENT,
+        run_name_help=None,
+        no_mlflow_help="write the reports only, log no runs",
     )
     quickstart.set_defaults(handler=run)
-
-
-def _shown(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _build_run(version: Any, documents: Any) -> Any:
@@ -110,19 +99,24 @@ def _log_versions(
     total = len(result.versions)
     runs: dict[str, str] = {}
     progress("logging to MLflow", 0, total)
-    for done, version in enumerate(result.versions, start=1):
-        # The summary reports both runs at once, so the per-run lines stay quiet;
-        # warnings (a store that cannot be reached) still go to stderr.
-        logged = log_evaluation(
-            tracking_args,
-            _build_run(version, result.documents),
-            default_run_name=version.prompt.run_name,
-            anchor=version.json_report,
-            quiet=True,
-        )
-        if logged is not None:
-            runs[version.prompt.run_name] = logged.run_id
-        progress("logging to MLflow", done, total)
+    from docevals_mlflow.tracking.project_runs import several_runs
+
+    # Under `mlflow run` both versions become child runs of the project run, side by
+    # side, rather than the first one taking the project run over.
+    with several_runs():
+        for done, version in enumerate(result.versions, start=1):
+            # The summary reports both runs at once, so the per-run lines stay quiet;
+            # warnings (a store that cannot be reached) still go to stderr.
+            logged = log_evaluation(
+                tracking_args,
+                _build_run(version, result.documents),
+                default_run_name=version.prompt.run_name,
+                anchor=version.json_report,
+                quiet=True,
+            )
+            if logged is not None:
+                runs[version.prompt.run_name] = logged.run_id
+            progress("logging to MLflow", done, total)
     return runs
 
 
@@ -138,8 +132,9 @@ def _summary(
     for version in result.versions:
         metrics = version.metrics
         lines.append(
-            f"{version.prompt.run_name}  micro F1 {_shown(metrics['f1'])}  "
-            f"precision {_shown(metrics['precision'])}  recall {_shown(metrics['recall'])}"
+            f"{version.prompt.run_name}  micro F1 {figure_text(metrics['f1'])}  "
+            f"precision {figure_text(metrics['precision'])}  "
+            f"recall {figure_text(metrics['recall'])}"
         )
         # A perfect field is nobody's weakest: listing it would read as a problem.
         weakest = ", ".join(

@@ -4,14 +4,13 @@ to a signed approval anyone can check."""
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.cli.common import EXIT_BAD_INPUT, EXIT_OK
+from docevals_mlflow.core.datafiles import loads_strict
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.groundtruth.approval import (
@@ -147,20 +146,9 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 def parse_value(raw: str) -> Any:
     """JSON when ``raw`` parses as JSON (finite numbers), else the text itself."""
     try:
-        return json.loads(raw, parse_constant=_not_json, parse_float=_finite)
+        return loads_strict(raw)
     except ValueError:
         return raw
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(name)
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(text)
-    return number
 
 
 def _shown(value: Any, limit: int = 80) -> str:

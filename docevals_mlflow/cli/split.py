@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import math
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import (
-    EXIT_BELOW_THRESHOLD,
-    EXIT_OK,
-    add_output_options,
-    add_tracking_options,
-    log_evaluation,
-)
+from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
+from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.reports.markdown import figure_text
 from docevals_mlflow.split.batch import evaluate_split_batch
 from docevals_mlflow.split.inputs import pair_packets
 from docevals_mlflow.split.report import SplitReport
@@ -74,44 +68,6 @@ def register(commands: Any) -> None:
     split.set_defaults(handler=run)
 
 
-def _thresholds(pairs: Sequence[str]) -> dict[str, float]:
-    thresholds: dict[str, float] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        name = name.strip().lower()
-        if not sep or name not in SPLIT_FAIL_UNDER:
-            raise InputError(
-                f"--fail-under {pair!r}",
-                expected=f"METRIC=VALUE with METRIC one of {', '.join(SPLIT_FAIL_UNDER)}",
-            )
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        # Every metric here lies in [0, 1]; 90 for 0.9 would pass or fail every run.
-        if not 0.0 <= value <= 1.0:
-            raise InputError(f"--fail-under {pair!r}", expected="a VALUE between 0 and 1")
-        if name in thresholds:
-            raise InputError(f"--fail-under {name} given twice", expected="one threshold each")
-        thresholds[name] = value
-    return thresholds
-
-
-def _breaches(report: SplitReport, thresholds: dict[str, float]) -> list[str]:
-    breaches = []
-    for name, limit in thresholds.items():
-        value = SPLIT_FAIL_UNDER[name](report)
-        if value is None:
-            breaches.append(f"{name} is undefined (required at least {limit:g})")
-        elif value < limit:
-            breaches.append(f"{name} {value:.4f} is below {limit:g}")
-    return breaches
-
-
-def _shown(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
 def split_summary_line(report: SplitReport) -> str:
     """One line for the terminal."""
     pages = report.page_level_accuracy
@@ -119,12 +75,12 @@ def split_summary_line(report: SplitReport) -> str:
     ordered = report.split_accuracy_with_order
     unpaired = report.unpaired
     return (
-        f"packets: {report.packet_count}; page-level accuracy {_shown(pages.accuracy)} "
+        f"packets: {report.packet_count}; page-level accuracy {figure_text(pages.accuracy)} "
         f"({pages.correct_pages}/{pages.total_pages}); split accuracy without order "
-        f"{_shown(unordered.accuracy)} ({unordered.correct_sections}/"
-        f"{unordered.total_sections}), with order {_shown(ordered.accuracy)} "
+        f"{figure_text(unordered.accuracy)} ({unordered.correct_sections}/"
+        f"{unordered.total_sections}), with order {figure_text(ordered.accuracy)} "
         f"({ordered.correct_sections}/{ordered.total_sections}); boundary F1 "
-        f"{_shown(report.boundaries.f1)}; section F1 {_shown(report.matching.exact.f1)}; "
+        f"{figure_text(report.boundaries.f1)}; section F1 {figure_text(report.matching.exact.f1)}; "
         f"unpaired: {len(unpaired.expected_only)} expected only, "
         f"{len(unpaired.predicted_only)} predicted only"
     )
@@ -135,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from docevals_mlflow.reports.split_markdown import render_split_markdown
     from docevals_mlflow.reports.split_plot import render_split_heatmap
 
-    thresholds = _thresholds(args.fail_under)
+    thresholds = parse_thresholds("--fail-under", args.fail_under, tuple(SPLIT_FAIL_UNDER))
     if args.max_packets < 0:
         raise InputError(f"--max-packets {args.max_packets}", expected="a count >= 0")
     paired = pair_packets(args.expected, args.predicted)
@@ -165,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if args.heatmap is not None:
         written.append(f"heatmap: {args.heatmap}")
     print(" · ".join(written))
-    breaches = _breaches(report, thresholds)
+    breached = breaches(lambda name: SPLIT_FAIL_UNDER[name](report), under=thresholds)
 
     def build(writer: Any) -> None:
         from docevals_mlflow.tracking.layout import fields_dataset
@@ -176,15 +132,13 @@ def run(args: argparse.Namespace) -> int:
             report,
             markdown=markdown_text,
             heatmap=heatmap_text if heatmap_text is not None else render_split_heatmap(report),
-            verdict=("fail" if breaches else "pass") if thresholds else None,
+            verdict=gate_verdict(breached, gated=bool(thresholds)),
             report_json=json_text,
         )
         writer.dataset(*fields_dataset(args.expected))
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
-    for breach in breaches:
-        print(f"docevals: threshold: {breach}", file=sys.stderr)
-    return EXIT_BELOW_THRESHOLD if breaches else EXIT_OK
+    return gate(breached)
 
 
 __all__ = ["SPLIT_FAIL_UNDER", "register", "run", "split_summary_line"]

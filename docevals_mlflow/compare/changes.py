@@ -118,6 +118,15 @@ class Changes(FrozenModel):
 # --------------------------------------------------------------------------- texts
 
 
+def _status(baseline: object, candidate: object, *, changed: bool) -> Status:
+    """``added`` or ``removed`` when one side is absent, else whether it ``changed``."""
+    if baseline is None:
+        return "added"
+    if candidate is None:
+        return "removed"
+    return "changed" if changed else "unchanged"
+
+
 def unified_diff(
     baseline: str | None,
     candidate: str | None,
@@ -128,13 +137,7 @@ def unified_diff(
     """A :class:`TextDiff` of two texts (``None``: the text is absent in that run)."""
     if baseline is None and candidate is None:
         return TextDiff(name=name, status="unchanged")
-    status: Status
-    if baseline is None:
-        status = "added"
-    elif candidate is None:
-        status = "removed"
-    else:
-        status = "unchanged" if baseline == candidate else "changed"
+    status = _status(baseline, candidate, changed=baseline != candidate)
     lines = list(
         difflib.unified_diff(
             (baseline or "").splitlines(),
@@ -245,13 +248,6 @@ def _operation_change(
     several: bool,
     labels: tuple[str, str],
 ) -> OperationChange:
-    status: Status
-    if baseline is None:
-        status = "added"
-    elif candidate is None:
-        status = "removed"
-    else:
-        status = "unchanged"
     first_prints = (baseline or {}).get("fingerprints") or {}
     second_prints = (candidate or {}).get("fingerprints") or {}
     hashes = [
@@ -265,8 +261,7 @@ def _operation_change(
         for key in _TEXT_KEYS
     ]
     diffs = [diff for diff in diffs if diff.status != "unchanged"]
-    if status == "unchanged" and (diffs or hashes):
-        status = "changed"
+    status = _status(baseline, candidate, changed=bool(diffs or hashes))
     before, after = _criteria(baseline), _criteria(candidate)
     spec_status = None
     first_status = ((baseline or {}).get("evaluation_spec") or {}).get("status")
@@ -332,21 +327,15 @@ def panel_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[PanelCh
         members = []
         for member in dict.fromkeys([*first_members, *second_members]):
             a, b = first_members.get(member), second_members.get(member)
-            if a is None or b is None:
-                members.append(
-                    MemberChange(
-                        name=member,
-                        status="added" if a is None else "removed",
-                        baseline=a,
-                        candidate=b,
-                    )
-                )
-                continue
-            differing = [field for field in _MEMBER_FIELDS if a.get(field) != b.get(field)]
+            differing = [
+                field
+                for field in _MEMBER_FIELDS
+                if a is not None and b is not None and a.get(field) != b.get(field)
+            ]
             members.append(
                 MemberChange(
                     name=member,
-                    status="changed" if differing else "unchanged",
+                    status=_status(a, b, changed=bool(differing)),
                     baseline=a,
                     candidate=b,
                     changed=differing,
@@ -359,15 +348,8 @@ def panel_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[PanelCh
             for rule in _PANEL_RULES
             if first is not None and second is not None and first.get(rule) != second.get(rule)
         ]
-        status: Status
-        if first is None:
-            status = "added"
-        elif second is None:
-            status = "removed"
-        elif rules or any(member.status != "unchanged" for member in members):
-            status = "changed"
-        else:
-            status = "unchanged"
+        changed = bool(rules) or any(member.status != "unchanged" for member in members)
+        status = _status(first, second, changed=changed)
         changes.append(PanelChange(panel=name, status=status, members=members, rules=rules))
     return changes
 
@@ -375,28 +357,22 @@ def panel_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[PanelCh
 # -------------------------------------------------------------------------- params
 
 
+def _value_changes(baseline: Mapping[str, str], candidate: Mapping[str, str]) -> list[ValueChange]:
+    return [
+        ValueChange(name=key, baseline=baseline.get(key), candidate=candidate.get(key))
+        for key in sorted(set(baseline) | set(candidate))
+        if baseline.get(key) != candidate.get(key)
+    ]
+
+
 def param_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[ValueChange]:
     """Params whose values differ (or exist in one run only), sorted by name."""
-    keys = sorted(set(baseline.params) | set(candidate.params))
-    return [
-        ValueChange(
-            name=key, baseline=baseline.params.get(key), candidate=candidate.params.get(key)
-        )
-        for key in keys
-        if baseline.params.get(key) != candidate.params.get(key)
-    ]
+    return _value_changes(baseline.params, candidate.params)
 
 
 def dataset_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[ValueChange]:
     """Ground-truth datasets (by name) whose content digests differ between the runs."""
-    names = sorted(set(baseline.datasets) | set(candidate.datasets))
-    return [
-        ValueChange(
-            name=name, baseline=baseline.datasets.get(name), candidate=candidate.datasets.get(name)
-        )
-        for name in names
-        if baseline.datasets.get(name) != candidate.datasets.get(name)
-    ]
+    return _value_changes(baseline.datasets, candidate.datasets)
 
 
 def text_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[TextDiff]:

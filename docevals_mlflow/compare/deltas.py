@@ -19,7 +19,23 @@ from docevals_mlflow.judges.calibration.statistics import cohen_kappa
 if TYPE_CHECKING:
     import pandas as pd
 
-SCOPES = ("overall", "field", "class", "list", "stage", "metric", "judge", "panel", "usage")
+SCOPES = (
+    "overall",
+    "field",
+    "class",
+    "list",
+    "stage",
+    "cascade",
+    "metric",
+    "judge",
+    "panel",
+    "calibration",
+    "review_budget",
+    "review_threshold",
+    "disagreement_budget",
+    "disagreement_threshold",
+    "usage",
+)
 """Metric key prefixes in display order; other prefixes follow, alphabetically."""
 METRIC_COLUMNS = ["key", "scope", "subject", "statistic", "baseline", "candidate", "delta"]
 FLIP_COLUMNS = ["unit", "id", "stage", "group", "baseline", "candidate", "change", "why"]
@@ -56,6 +72,10 @@ COUNT_STATISTICS = frozenset(
         "requests",
         "input_tokens",
         "output_tokens",
+        "fields",
+        "reviewed",
+        "co_failures",
+        "upstream_failures",
     }
 )
 """Statistics that are counts, not rates (shown after the rates, as whole numbers)."""

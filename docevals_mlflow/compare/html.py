@@ -1,7 +1,7 @@
 """A self-contained, offline HTML page of a comparison: a forest plot of the deltas with
 their intervals, the leaderboard, the tested effects, the flips and the diffs.
 
-Built like the run dashboards (:mod:`docevals_mlflow.reports.dashboard`): plotly.js is
+Built like the run dashboards (:mod:`docevals_mlflow.reports.html`): plotly.js is
 inlined once, nothing is loaded from the network (the MLflow UI shows HTML artifacts
 in a sandbox that allows scripts but no other origin), user text is escaped, and
 equal comparisons give equal pages.
@@ -19,20 +19,21 @@ from docevals_mlflow.compare.changes import Changes, TextDiff
 from docevals_mlflow.compare.text import (
     RESULT_TEXT,
     changed_summary,
+    effect_figures,
     headline_text,
     interval,
     number,
     p_text,
     signed,
 )
-from docevals_mlflow.reports.dashboard import (
-    _axis_labels,
-    _cards,
-    _category_axis,
-    _html_table,
-    _layout,
-    _note,
-    _Page,
+from docevals_mlflow.reports.html import (
+    Page,
+    axis_labels,
+    category_axis,
+    figure_layout,
+    html_cards,
+    html_note,
+    html_table,
 )
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def _forest_rows(pair: PairComparison) -> Any:
 def forest_figure(pair: PairComparison, confidence: float) -> go.Figure:
     """Each tested effect as a point (the delta) with its bootstrap interval."""
     rows = _forest_rows(pair)
-    labels = _axis_labels(f"{row['family']}: {row['unit']}" for _, row in rows.iterrows())
+    labels = axis_labels(f"{row['family']}: {row['unit']}" for _, row in rows.iterrows())
     figure = go.Figure()
     for result, colour in DIRECTION_COLOURS.items():
         chosen = [index for index in range(len(rows)) if rows.iloc[index]["direction"] == result]
@@ -99,12 +100,12 @@ def forest_figure(pair: PairComparison, confidence: float) -> go.Figure:
             )
         )
     figure.add_vline(x=0, line_width=1, line_color="#444")
-    return _layout(
+    return figure_layout(
         figure,
         title=f"Δ {pair.candidate.label} − {pair.baseline.label} ({confidence:.0%} intervals)",
         height=max(280, 24 * len(rows) + 150),
         xaxis={"title": {"text": "candidate − baseline"}, "zeroline": False},
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -112,7 +113,7 @@ def leaderboard_figure(comparison: Comparison) -> go.Figure:
     """Every run's value with its bootstrap interval, best first."""
     board = comparison.leaderboard
     assert board is not None
-    labels = _axis_labels(str(run) for run in board["run"])
+    labels = axis_labels(str(run) for run in board["run"])
     figure = go.Figure(
         go.Scatter(
             x=board["value"].tolist(),
@@ -134,11 +135,11 @@ def leaderboard_figure(comparison: Comparison) -> go.Figure:
             hoverinfo="x+y",
         )
     )
-    return _layout(
+    return figure_layout(
         figure,
         title=f"Leaderboard: {comparison.settings.metric}",
         height=max(240, 30 * len(board) + 140),
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -161,30 +162,15 @@ def _diff_html(diff: TextDiff) -> str:
 
 def _changes_html(changes: Changes) -> str:
     if not changes.any:
-        return _note("Nothing changed: same params, prompts, specs and judge panels.")
-    parts = [_note(changed_summary(changes))]
-    if changes.datasets:
-        parts.append(
-            _html_table(
-                ["Ground truth", "Baseline digest", "Candidate digest"],
-                (
-                    [entry.name, str(entry.baseline), str(entry.candidate)]
-                    for entry in changes.datasets
-                ),
-                numeric=0,
-            )
-        )
-    if changes.params:
-        parts.append(
-            _html_table(
-                ["Param", "Baseline", "Candidate"],
-                (
-                    [entry.name, str(entry.baseline), str(entry.candidate)]
-                    for entry in changes.params
-                ),
-                numeric=0,
-            )
-        )
+        return html_note("Nothing changed: same params, prompts, specs and judge panels.")
+    parts = [html_note(changed_summary(changes))]
+    for headers, entries in (
+        (["Ground truth", "Baseline digest", "Candidate digest"], changes.datasets),
+        (["Param", "Baseline", "Candidate"], changes.params),
+    ):
+        if entries:
+            values = ([item.name, str(item.baseline), str(item.candidate)] for item in entries)
+            parts.append(html_table(headers, values, numeric=0))
     for change in changes.operations:
         if change.status == "unchanged":
             continue
@@ -219,7 +205,7 @@ def _changes_html(changes: Changes) -> str:
         ]
         parts.append(f"<p><b>panel {html.escape(panel.panel)}: {html.escape(panel.status)}</b></p>")
         parts.append(
-            _html_table(["Member / rule", "Status", "Changed", "Baseline", "Candidate"], rows, 0)
+            html_table(["Member / rule", "Status", "Changed", "Baseline", "Candidate"], rows, 0)
         )
     parts += [_diff_html(diff) for diff in changes.texts if diff.diff]
     return "\n".join(parts)
@@ -227,7 +213,7 @@ def _changes_html(changes: Changes) -> str:
 
 def _effects_html(pair: PairComparison) -> str:
     effects = pair.effects
-    return _html_table(
+    return html_table(
         [
             "Family",
             "Unit",
@@ -248,12 +234,7 @@ def _effects_html(pair: PairComparison) -> str:
                 str(row["metric"]),
                 RESULT_TEXT[row["direction"]],
                 str(row["n"]),
-                number(row["baseline"]),
-                number(row["candidate"]),
-                signed(row["delta"]),
-                interval(row["ci_low"], row["ci_high"]),
-                p_text(row["p_value"]),
-                p_text(row["p_adjusted"]),
+                *effect_figures(row),
             ]
             for _, row in effects.iterrows()
         ),
@@ -264,12 +245,12 @@ def _effects_html(pair: PairComparison) -> str:
 def _flips_html(pair: PairComparison) -> str:
     flips = pair.flips
     if not len(flips):
-        return _note(f"No {pair.unit} changed its verdict.")
+        return html_note(f"No {pair.unit} changed its verdict.")
     order = {"broken": 0, "fixed": 1, "changed": 2}
     ranked = flips.assign(_order=flips["change"].map(order)).sort_values("_order", kind="stable")
     shown = ranked.head(MAX_TABLE_ROWS)
     second = "Class" if pair.unit == "document" else "Stage"
-    table = _html_table(
+    table = html_table(
         [pair.unit.capitalize(), second, "Baseline", "Candidate", "Change", "Why"],
         (
             [
@@ -285,14 +266,14 @@ def _flips_html(pair: PairComparison) -> str:
         numeric=0,
     )
     more = len(flips) - len(shown)
-    return table + (_note(f"{more} more flips in flips.csv.") if more > 0 else "")
+    return table + (html_note(f"{more} more flips in flips.csv.") if more > 0 else "")
 
 
 def _judges_html(pair: PairComparison) -> str:
     judges = pair.judges
     if not len(judges):
         return ""
-    return _html_table(
+    return html_table(
         ["Metric", "Member", "Baseline pass", "Candidate pass", "Δ", "Votes", "Changed", "κ"],
         (
             [
@@ -314,10 +295,10 @@ def _judges_html(pair: PairComparison) -> str:
 def render_comparison_html(comparison: Comparison) -> str:
     """The comparison as one self-contained HTML page."""
     settings = comparison.settings
-    page = _Page("docevals run comparison")
+    page = Page("docevals run comparison")
     page.add(_DIFF_STYLE)
     page.add(
-        _cards(
+        html_cards(
             [
                 ("baseline", comparison.baseline.label),
                 ("candidates", str(len(comparison.pairs))),
@@ -329,19 +310,19 @@ def render_comparison_html(comparison: Comparison) -> str:
         )
     )
     for note in comparison.notes:
-        page.add(_note(note))
+        page.add(html_note(note))
     if comparison.leaderboard is not None:
         page.section("Leaderboard")
         page.figure(leaderboard_figure(comparison), "fig-leaderboard")
     for number_, pair in enumerate(comparison.pairs, start=1):
         page.section(f"{pair.candidate.label} vs {pair.baseline.label}")
         page.add(
-            _note(
+            html_note(
                 f"{pair.matched} matched {pair.unit}s. {headline_text(pair, settings.confidence)}"
             )
         )
         for note in pair.notes:
-            page.add(_note(note))
+            page.add(html_note(note))
         page.figure(forest_figure(pair, settings.confidence), f"fig-forest-{number_}")
         page.add("<h3>Tested effects</h3>" + _effects_html(pair))
         page.add("<h3>Flips</h3>" + _flips_html(pair))

@@ -10,6 +10,7 @@ from docevals_mlflow.compare.changes import Changes, OperationChange, PanelChang
 from docevals_mlflow.compare.deltas import COUNT_STATISTICS
 from docevals_mlflow.compare.text import (
     RESULT_TEXT,
+    effect_figures,
     headline_text,
     interval,
     metric_label,
@@ -100,24 +101,13 @@ def changes_markdown(changes: Changes) -> list[str]:
     if not changes.any:
         return ["Nothing: same params, prompts, specs and judge panels.", ""]
     lines: list[str] = []
-    if changes.datasets:
-        lines += table(
-            ["ground truth", "baseline digest", "candidate digest"],
-            (
-                (entry.name, short(entry.baseline), short(entry.candidate))
-                for entry in changes.datasets
-            ),
-        )
-        lines.append("")
-    if changes.params:
-        lines += table(
-            ["param", "baseline", "candidate"],
-            (
-                (entry.name, short(entry.baseline), short(entry.candidate))
-                for entry in changes.params
-            ),
-        )
-        lines.append("")
+    for headers, entries in (
+        (["ground truth", "baseline digest", "candidate digest"], changes.datasets),
+        (["param", "baseline", "candidate"], changes.params),
+    ):
+        if entries:
+            rows = ((item.name, short(item.baseline), short(item.candidate)) for item in entries)
+            lines += [*table(headers, rows), ""]
     operations = [entry for entry in changes.operations if entry.status != "unchanged"]
     if operations:
         lines += ["Operations:", ""]
@@ -146,12 +136,7 @@ def _effect_rows(frame: Any) -> Iterable[Sequence[Any]]:
             row["unit"],
             metric_label(row["metric"]),
             row["n"],
-            number(row["baseline"]),
-            number(row["candidate"]),
-            signed(row["delta"]),
-            interval(row["ci_low"], row["ci_high"]),
-            p_text(row["p_value"]),
-            p_text(row["p_adjusted"]),
+            *effect_figures(row),
             RESULT_TEXT[row["direction"]],
         )
 

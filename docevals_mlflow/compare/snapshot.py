@@ -14,7 +14,7 @@ numpy arrays without a per-row step. Nothing here imports pandas or mlflow.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Self
+from typing import Any, ClassVar, Self, get_args
 
 from pydantic import Field, model_validator
 
@@ -39,8 +39,47 @@ def _unique(keys: list[tuple[str, ...]], what: str) -> None:
         seen.add(key)
 
 
-class DocumentTable(FrozenModel):
+class ColumnTable(FrozenModel):
+    """A table held as one list per column, all of the same length.
+
+    ``key_columns`` identify a row (each combination appears once; ``row_name`` says
+    what a row is in the error). :meth:`from_records` reads one dict per row: text
+    columns must be present, optional ones may be missing, counts default to 0.
+    """
+
+    key_columns: ClassVar[tuple[str, ...]] = ()
+    row_name: ClassVar[str] = "row"
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _same_lengths(self, tuple(type(self).model_fields))
+        keys = zip(*(getattr(self, name) for name in self.key_columns), strict=True)
+        _unique(list(keys), self.row_name)
+        return self
+
+    def __len__(self) -> int:
+        return len(getattr(self, self.key_columns[0]))
+
+    @classmethod
+    def from_records(cls, records: list[dict[str, Any]]) -> Self:
+        """From one dict per row, keyed by column name."""
+        columns: dict[str, list[Any]] = {}
+        for name, info in cls.model_fields.items():
+            (kind,) = get_args(info.annotation)
+            if kind is int:
+                columns[name] = [int(record.get(name, 0)) for record in records]
+            elif kind is str:
+                columns[name] = [str(record[name]) for record in records]
+            else:  # optional text
+                columns[name] = [record.get(name) for record in records]
+        return cls(**columns)
+
+
+class DocumentTable(ColumnTable):
     """Confusion cells per document (``results/documents.parquet``)."""
+
+    key_columns = ("document_id",)
+    row_name = "document"
 
     document_id: list[str]
     document_class: list[str | None]
@@ -50,32 +89,17 @@ class DocumentTable(FrozenModel):
     fn: list[int]
     tn: list[int]
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        _same_lengths(self, ("document_id", "document_class", *CELLS))
-        _unique([(doc,) for doc in self.document_id], "document")
-        return self
 
-    def __len__(self) -> int:
-        return len(self.document_id)
-
-    @classmethod
-    def from_records(cls, records: list[dict[str, Any]]) -> DocumentTable:
-        """From ``[{"document_id", "document_class"?, "tp", "fa", "fd", "fn", "tn"}]``."""
-        return cls(
-            document_id=[str(record["document_id"]) for record in records],
-            document_class=[record.get("document_class") for record in records],
-            **{cell: [int(record.get(cell, 0)) for record in records] for cell in CELLS},
-        )
-
-
-class FieldTable(FrozenModel):
+class FieldTable(ColumnTable):
     """Confusion cells per document and field (summed over the field's leaves).
 
     ``field`` is the field template (``$.line_items[].amount``), or
     ``"<template> [<method>]"`` when one run compares a template with several methods.
     A document without an entry for a field had no leaf of it (all cells zero).
     """
+
+    key_columns = ("document_id", "field")
+    row_name = "document/field"
 
     document_id: list[str]
     field: list[str]
@@ -85,27 +109,12 @@ class FieldTable(FrozenModel):
     fn: list[int]
     tn: list[int]
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        _same_lengths(self, ("document_id", "field", *CELLS))
-        _unique(list(zip(self.document_id, self.field, strict=True)), "document/field")
-        return self
 
-    def __len__(self) -> int:
-        return len(self.document_id)
-
-    @classmethod
-    def from_records(cls, records: list[dict[str, Any]]) -> FieldTable:
-        """From ``[{"document_id", "field", "tp", "fa", "fd", "fn", "tn"}]``."""
-        return cls(
-            document_id=[str(record["document_id"]) for record in records],
-            field=[str(record["field"]) for record in records],
-            **{cell: [int(record.get(cell, 0)) for record in records] for cell in CELLS},
-        )
-
-
-class CaseTable(FrozenModel):
+class CaseTable(ColumnTable):
     """One verdict per evaluated stage of a case (``results/cases.parquet``)."""
+
+    key_columns = ("case_id", "stage_id")
+    row_name = "case/stage"
 
     case_id: list[str]
     stage_id: list[str]
@@ -113,34 +122,17 @@ class CaseTable(FrozenModel):
     verdict: list[str]
     failure_context: list[str | None]
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        _same_lengths(self, ("case_id", "stage_id", "operation", "verdict", "failure_context"))
-        _unique(list(zip(self.case_id, self.stage_id, strict=True)), "case/stage")
-        return self
 
-    def __len__(self) -> int:
-        return len(self.case_id)
-
-    @classmethod
-    def from_records(cls, records: list[dict[str, Any]]) -> CaseTable:
-        """From ``[{"case_id", "stage_id", "operation"?, "verdict", "failure_context"?}]``."""
-        return cls(
-            case_id=[str(record["case_id"]) for record in records],
-            stage_id=[str(record["stage_id"]) for record in records],
-            operation=[record.get("operation") for record in records],
-            verdict=[str(record["verdict"]) for record in records],
-            failure_context=[record.get("failure_context") for record in records],
-        )
-
-
-class VoteTable(FrozenModel):
+class VoteTable(ColumnTable):
     """One judge's verdict on one stage of one case.
 
     ``metric`` is the judge or panel metric; ``member`` the panel variant (for a
     single judge, the metric name itself, as the run's ``judge/<member>/pass_rate``
     metrics name it). ``verdict`` is ``None`` when the judge failed to answer.
     """
+
+    key_columns = ("case_id", "stage_id", "metric", "member")
+    row_name = "case/stage/metric/member"
 
     case_id: list[str]
     stage_id: list[str]
@@ -150,35 +142,6 @@ class VoteTable(FrozenModel):
     model: list[str | None]
     group: list[str | None]
     verdict: list[str | None]
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        _same_lengths(
-            self,
-            ("case_id", "stage_id", "metric", "member", "provider", "model", "group", "verdict"),
-        )
-        _unique(
-            list(zip(self.case_id, self.stage_id, self.metric, self.member, strict=True)),
-            "case/stage/metric/member",
-        )
-        return self
-
-    def __len__(self) -> int:
-        return len(self.case_id)
-
-    @classmethod
-    def from_records(cls, records: list[dict[str, Any]]) -> VoteTable:
-        """From ``[{"case_id", "stage_id", "metric", "member", "verdict", ...}]``."""
-        return cls(
-            case_id=[str(record["case_id"]) for record in records],
-            stage_id=[str(record["stage_id"]) for record in records],
-            metric=[str(record["metric"]) for record in records],
-            member=[str(record["member"]) for record in records],
-            provider=[record.get("provider") for record in records],
-            model=[record.get("model") for record in records],
-            group=[record.get("group") for record in records],
-            verdict=[record.get("verdict") for record in records],
-        )
 
 
 class RunSnapshot(FrozenModel):

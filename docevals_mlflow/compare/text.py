@@ -15,32 +15,42 @@ MAX_VALUE_CHARS = 80
 RESULT_TEXT = {"improvement": "▲ improvement", "regression": "▼ regression", "none": "–"}
 
 
+def _undefined(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def number(value: Any, digits: int = 4) -> str:
     """A figure, or ``n/a`` when undefined."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{float(value):.{digits}f}"
+    return "n/a" if _undefined(value) else f"{float(value):.{digits}f}"
 
 
 def signed(value: Any, digits: int = 4) -> str:
     """A difference with its sign (``+0.0516``)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{float(value):+.{digits}f}"
+    return "n/a" if _undefined(value) else f"{float(value):+.{digits}f}"
 
 
 def interval(low: Any, high: Any, digits: int = 4) -> str:
     """``[low, high]`` with signs, or ``n/a``."""
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
+    if _undefined(low) or _undefined(high):
         return "n/a"
     return f"[{float(low):+.{digits}f}, {float(high):+.{digits}f}]"
 
 
 def p_text(value: Any) -> str:
     """A p-value with three significant digits."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{float(value):.3g}"
+    return "n/a" if _undefined(value) else f"{float(value):.3g}"
+
+
+def effect_figures(row: Any) -> list[str]:
+    """An effect row's baseline, candidate, delta, interval, p and Holm p, as text."""
+    return [
+        number(row["baseline"]),
+        number(row["candidate"]),
+        signed(row["delta"]),
+        interval(row["ci_low"], row["ci_high"]),
+        p_text(row["p_value"]),
+        p_text(row["p_adjusted"]),
+    ]
 
 
 def short(value: Any) -> str:

@@ -22,18 +22,7 @@ def read_text_file(path: Path) -> str:
         ) from None
 
 
-def load_json_file(path: Path) -> Any:
-    """Parse a JSON file, naming the line and column of any syntax error."""
-    text = read_text_file(path)
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            source=str(path),
-        ) from None
-    except ValueError as exc:
-        raise InputError(str(exc), source=str(path), expected="finite numbers") from None
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def _reject_constant(name: str) -> Any:
@@ -45,6 +34,57 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{text} does not fit a 64-bit float")
     return number
+
+
+# One decoder for every call: ``json.loads`` with hooks builds a new one each time,
+# which costs as much as decoding a small record.
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def loads_strict(text: str) -> Any:
+    """Strict JSON: ``NaN``, ``Infinity`` and numbers too large for a float are refused.
+
+    Raises:
+        ValueError: not strict JSON (:class:`json.JSONDecodeError` for a syntax error).
+    """
+    return _STRICT.decode(text)
+
+
+def parse_json(
+    data: str | bytes,
+    *,
+    source: str | None,
+    record: str | None = None,
+    one_line: str | None = None,
+) -> Any:
+    """Strict JSON (see :func:`loads_strict`) from text or UTF-8 bytes, with errors
+    that name ``source`` and ``record``.
+
+    ``one_line`` marks a JSON Lines record: a syntax error then names the column only
+    (the line is the record) and says that ``one_line`` was expected.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source, record=record
+        ) from None
+    try:
+        return _STRICT.decode(text)
+    except json.JSONDecodeError as exc:
+        where = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
+        raise InputError(
+            f"malformed JSON at {where}: {exc.msg}", source=source, record=record, expected=one_line
+        ) from None
+    except ValueError as exc:  # raised by the two hooks above
+        raise InputError(
+            str(exc), source=source, record=record, expected="finite numbers"
+        ) from None
+
+
+def load_json_file(path: Path) -> Any:
+    """Parse a JSON file, naming the line and column of any syntax error."""
+    return parse_json(read_text_file(path), source=str(path))
 
 
 def load_data_file(path: Path) -> Any:
@@ -62,3 +102,24 @@ def load_data_file(path: Path) -> Any:
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise InputError(f"malformed YAML{where}: {problem}", source=str(path)) from None
     return load_json_file(path)
+
+
+def json_files(folder: Path, *, expected: str) -> list[Path]:
+    """The ``.json`` files of a folder, sorted by name; an empty folder is an error
+    (``expected`` says what it should hold, such as "one <id>.json file per document").
+    """
+    # Dot files are skipped: macOS leaves ``._name.json`` resource forks next to real
+    # files on shared volumes, and they are binary. Sorted for a stable order.
+    try:
+        files = sorted(
+            entry
+            for entry in folder.iterdir()
+            if entry.suffix.lower() == ".json"
+            and not entry.name.startswith(".")
+            and entry.is_file()
+        )
+    except OSError as exc:
+        raise InputError(f"cannot list folder: {exc.strerror or exc}", source=str(folder)) from None
+    if not files:
+        raise InputError("folder has no .json files", source=str(folder), expected=expected)
+    return files

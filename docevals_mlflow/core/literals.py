@@ -19,8 +19,16 @@ ContentFormat = Literal["json", "path_table", "table", "text"]
 Verdict = Literal["pass", "fail", "uncertain", "not_applicable"]
 
 FailureContext = Literal[
-    "none", "current_stage", "upstream", "upstream_or_combined", "indeterminate"
+    "none",
+    "current_stage",
+    "upstream",
+    "upstream_or_combined",
+    "indeterminate",
+    "caused_by_upstream",
+    "independent_failure",
 ]
+"""Where a failure belongs. The last two refine ``upstream_or_combined`` after an
+oracle-swap rerun (:mod:`docevals_mlflow.diagnostics.counterfactual`)."""
 
 SpecStatus = Literal["draft", "approved"]
 
@@ -34,3 +42,7 @@ FAILURE_CONTEXTS: tuple[FailureContext, ...] = (
     "upstream_or_combined",
     "indeterminate",
 )
+"""The contexts attribution from verdicts alone gives (always counted in suites)."""
+COUNTERFACTUAL_CONTEXTS: tuple[FailureContext, ...] = ("caused_by_upstream", "independent_failure")
+"""Refinements of ``upstream_or_combined`` that only a counterfactual rerun gives
+(counted in suites when they occur)."""

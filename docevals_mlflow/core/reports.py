@@ -9,6 +9,12 @@ from pydantic import Field
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.artifacts import ReferenceArtifact
 from docevals_mlflow.core.cases import EvaluationCase, Producer
+from docevals_mlflow.core.diagnostics import (
+    CascadeEdge,
+    CounterfactualRerun,
+    CounterfactualSummary,
+    DisagreementBudget,
+)
 from docevals_mlflow.core.fingerprints import optional_sha256_json, sha256_file, sha256_json
 from docevals_mlflow.core.literals import (
     ArtifactKind,
@@ -138,6 +144,9 @@ class EvaluationReport(DocEvalsModel):
     reference_summary: list[ReferenceSummary] = Field(default_factory=list)
     metric_results: list[MetricResult] = Field(default_factory=list)
     from_checkpoint: bool = False
+    counterfactual: CounterfactualRerun | None = None
+    """The oracle-swap rerun that refined an ``upstream_or_combined`` failure, when
+    counterfactual attribution was asked for."""
 
     def metric(self, name: str) -> MetricResult:
         """The result of the metric called ``name``."""
@@ -194,6 +203,8 @@ class StageSummary(DocEvalsModel):
     not_applicable_rate: float
     failure_contexts: dict[FailureContext, int]
     human_review_rate: float
+    counterfactual: CounterfactualSummary | None = None
+    """Rerun outcomes, when any of this stage's reports carries one."""
 
 
 class MetricSummary(DocEvalsModel):
@@ -227,3 +238,8 @@ class SuiteReport(DocEvalsModel):
     metrics: dict[str, MetricSummary]
     producers: dict[str, int]
     usage: dict[str, float] = Field(default_factory=dict)
+    cascades: list[CascadeEdge] | None = None
+    """Failure propagation per dependency edge, when the suite holds pipelines."""
+    disagreement: DisagreementBudget | None = None
+    """Panel disagreement as a review signal, when panels ran next to ground-truth
+    metrics."""

@@ -40,7 +40,8 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from pathlib import Path
+from collections import Counter
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -83,13 +84,13 @@ class ReferenceConfig(DocEvalsModel):
             raise ValueError("an inline 'value' reference needs an 'id'")
         return self
 
-    def build(self, base: Path) -> ReferenceArtifact:
-        """Load the reference."""
+    def build(self, base: Path, *, default_id: str | None = None) -> ReferenceArtifact:
+        """Load the reference (``default_id`` when it names none; else the file stem)."""
         if self.path is not None:
             return artifact_from_path(
                 base / self.path,
                 authority=self.authority,
-                artifact_id=self.id,
+                artifact_id=self.id or default_id,
                 comparison_mode=self.comparison_mode,
                 metadata=self.metadata,
             )
@@ -101,6 +102,28 @@ class ReferenceConfig(DocEvalsModel):
             comparison_mode=self.comparison_mode,
             metadata=self.metadata,
         )
+
+
+def _build_references(references: list[ReferenceConfig], base: Path) -> list[ReferenceArtifact]:
+    # A reference is named by its file stem unless it names itself; where two files of
+    # one stage share a stem (invoice-7.pdf and invoice-7.json), they are named by
+    # file name instead, rather than refused as duplicates.
+    stems = Counter(
+        PurePath(reference.path).stem
+        for reference in references
+        if reference.path is not None and not reference.id
+    )
+    return [
+        reference.build(
+            base,
+            default_id=(
+                PurePath(reference.path).name
+                if reference.path is not None and stems[PurePath(reference.path).stem] > 1
+                else None
+            ),
+        )
+        for reference in references
+    ]
 
 
 class StageConfig(DocEvalsModel):
@@ -362,7 +385,7 @@ def _build_stage(
         prediction=prediction,
         prediction_name=stage.prediction_name,
         producer=stage.producer,
-        references=[reference.build(base) for reference in stage.references],
+        references=_build_references(stage.references, base),
         depends_on=stage.depends_on,
         metadata=stage.metadata,
         rubric=stage.rubric,

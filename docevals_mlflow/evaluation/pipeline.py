@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
 from docevals_mlflow.core.registry import OperationRegistry
@@ -16,6 +16,7 @@ from docevals_mlflow.core.reports import (
     EvaluationReport,
     PipelineEvaluationReport,
 )
+from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.specs import OperationSpec
 from docevals_mlflow.core.verdicts import combine_verdicts
 from docevals_mlflow.errors import ConfigurationError
@@ -31,6 +32,9 @@ from docevals_mlflow.evaluation.stage import (
 )
 from docevals_mlflow.judges.judge import run_sync
 
+if TYPE_CHECKING:
+    from docevals_mlflow.diagnostics.counterfactual import Counterfactual
+
 
 class PipelineEvaluator:
     """Evaluates every stage of a :class:`PipelineCase` in dependency order.
@@ -42,6 +46,12 @@ class PipelineEvaluator:
     Each stage report carries the verdicts of all its transitive ancestors and a
     ``failure_context`` saying whether a failure belongs to this stage, upstream, or
     cannot be separated.
+
+    With ``counterfactual`` (a :class:`~docevals_mlflow.diagnostics.Counterfactual`),
+    a stage that failed along with an upstream stage is rerun on the ground-truth
+    versions of its upstream outputs and scored again with its own metrics, which
+    refines ``upstream_or_combined`` into ``caused_by_upstream`` or
+    ``independent_failure``. Without it, nothing is rerun.
     """
 
     def __init__(
@@ -51,7 +61,9 @@ class PipelineEvaluator:
         default_metrics: Sequence[Metric] | None = None,
         *,
         operation_specs: Iterable[OperationSpec] | OperationRegistry = (),
+        counterfactual: Counterfactual | None = None,
     ) -> None:
+        self.counterfactual = counterfactual
         self.stage_metrics = {key: list(value) for key, value in (stage_metrics or {}).items()}
         self.operation_metrics = {
             key: list(value) for key, value in (operation_metrics or {}).items()
@@ -219,6 +231,15 @@ class PipelineEvaluator:
         for stage in ordered:
             done[stage.stage_id] = asyncio.ensure_future(evaluate_stage(stage))
         reports = list(await asyncio.gather(*(done[stage.stage_id] for stage in ordered)))
+        if self.counterfactual is not None:
+
+            async def score(case: EvaluationCase) -> list[MetricResult]:
+                if limit is None:
+                    return await arun_stage_metrics(case, chosen[case.stage_id])
+                async with limit:
+                    return await arun_stage_metrics(case, chosen[case.stage_id])
+
+            reports = await self.counterfactual.apply(pipeline.pipeline_id, ordered, reports, score)
         summary = None
         if store is not None:
             order = [stage.stage_id for stage in ordered]

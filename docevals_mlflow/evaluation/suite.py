@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from docevals_mlflow.core.literals import FAILURE_CONTEXTS, VERDICTS, FailureContext, Verdict
+from docevals_mlflow.core.literals import (
+    COUNTERFACTUAL_CONTEXTS,
+    FAILURE_CONTEXTS,
+    VERDICTS,
+    FailureContext,
+    Verdict,
+)
 from docevals_mlflow.core.reports import (
     EvaluationReport,
     MetricSummary,
@@ -13,6 +19,8 @@ from docevals_mlflow.core.reports import (
     StageSummary,
     SuiteReport,
 )
+from docevals_mlflow.diagnostics.cascades import counterfactual_summary, failure_cascades
+from docevals_mlflow.diagnostics.disagreement import disagreement_budget
 from docevals_mlflow.errors import InputError
 
 
@@ -23,7 +31,12 @@ def _verdict_counts(verdicts: Iterable[Verdict]) -> dict[Verdict, int]:
 
 def _context_counts(contexts: Iterable[FailureContext]) -> dict[FailureContext, int]:
     counter = Counter(contexts)
-    return {context: counter.get(context, 0) for context in FAILURE_CONTEXTS}
+    counts = {context: counter.get(context, 0) for context in FAILURE_CONTEXTS}
+    # Counterfactual refinements appear only where a rerun made them.
+    counts.update(
+        {context: counter[context] for context in COUNTERFACTUAL_CONTEXTS if counter[context]}
+    )
+    return counts
 
 
 def _rate(part: int, whole: int) -> float:
@@ -41,11 +54,17 @@ def build_suite_report(
     its stages to the stage and metric figures; a single-case report is one case and
     one stage. ``usage`` sums every metric's usage figures.
 
+    Diagnostics come along where the reports allow them: counterfactual outcomes per
+    stage (when reruns ran), failure cascades per dependency edge (when there are
+    pipelines) and panel disagreement as a review signal (when panels ran next to
+    ground-truth metrics).
+
     Raises:
         InputError: ``reports`` is empty.
     """
     stage_reports: list[EvaluationReport] = []
     case_verdicts: list[Verdict] = []
+    reports = list(reports)
     for report in reports:
         if isinstance(report, PipelineEvaluationReport):
             stage_reports.extend(report.stage_reports)
@@ -72,6 +91,7 @@ def build_suite_report(
             not_applicable_rate=_rate(counts["not_applicable"], total),
             failure_contexts=_context_counts(report.failure_context for report in group),
             human_review_rate=_rate(sum(report.requires_human_review for report in group), total),
+            counterfactual=counterfactual_summary(group),
         )
 
     metric_verdicts: dict[str, list[Verdict]] = defaultdict(list)
@@ -118,4 +138,6 @@ def build_suite_report(
         metrics=metrics,
         producers=dict(sorted(producers.items())),
         usage=dict(sorted(usage.items())),
+        cascades=failure_cascades(reports),
+        disagreement=disagreement_budget(stage_reports),
     )

@@ -22,8 +22,6 @@ back when its partner comes by.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Callable, Generator, Iterator, KeysView, Mapping
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from docevals_mlflow.core.datafiles import UTF8_BOM, json_files, parse_json
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
 from docevals_mlflow.fields.batch import DocumentPair
 from docevals_mlflow.fields.confidence import confidence_map
@@ -39,7 +38,6 @@ RECORD_KEYS: tuple[str, ...] = ("id", "class", "data", "confidence", "explainabi
 """The keys a record may have (``data`` is required; ``id`` too in JSON Lines)."""
 _RECORD_KEY_SET = frozenset(RECORD_KEYS)
 _ALLOWED_TEXT = ", ".join(RECORD_KEYS)
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,48 +68,6 @@ Locator = int | Path
 
 
 # ---------------------------------------------------------------------------- parsing
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} does not fit a 64-bit float")
-    return number
-
-
-# One decoder for every record: ``json.loads`` with hooks builds a new one per call,
-# which costs as much as decoding a small record.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
-def _parse_json(raw: bytes, *, source: str, record: str, multiline: bool) -> Any:
-    """Strict JSON (no NaN/Infinity) from UTF-8 bytes, with errors that say where."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source, record=record
-        ) from None
-    try:
-        return _DECODER.decode(text)
-    except json.JSONDecodeError as exc:
-        # A JSON Lines record is one line, so only the column helps; a folder file is
-        # an ordinary (possibly pretty-printed) JSON file.
-        where = f"line {exc.lineno}, column {exc.colno}" if multiline else f"column {exc.colno}"
-        raise InputError(
-            f"malformed JSON at {where}: {exc.msg}",
-            source=source,
-            record=record,
-            expected=None if multiline else "one JSON object per line (JSON Lines)",
-        ) from None
-    except ValueError as exc:  # raised by the two hooks above
-        raise InputError(
-            str(exc), source=source, record=record, expected="finite numbers"
-        ) from None
 
 
 def _record_id(value: Any, *, source: str, record: str) -> str:
@@ -181,7 +137,12 @@ def _jsonl_record(
     record = f"line {line}"
     # Without its line break, so that an error at the end of the line is reported
     # on this line (the decoder would otherwise place it at "line 2, column 1").
-    obj = _parse_json(raw.rstrip(b"\r\n"), source=source, record=record, multiline=False)
+    obj = parse_json(
+        raw.rstrip(b"\r\n"),
+        source=source,
+        record=record,
+        one_line="one JSON object per line (JSON Lines)",
+    )
     if not isinstance(obj, dict):
         raise InputError(
             f"a record must be a JSON object, got {_json_type(obj)}",
@@ -235,7 +196,7 @@ def _folder_record(file: Path, *, source: str, check_confidence: bool = True) ->
         raise InputError(
             f"cannot read: {exc.strerror or exc}", source=source, record=record
         ) from None
-    obj = _parse_json(raw.removeprefix(_BOM), source=source, record=record, multiline=True)
+    obj = parse_json(raw.removeprefix(UTF8_BOM), source=source, record=record)
     doc_id = file.stem
     if not _is_record(obj):
         # The file is the document's data itself (any JSON value: ``null`` is a
@@ -283,28 +244,6 @@ def _check_exists(path: Path, what: str = "input") -> None:
         raise InputFileNotFoundError(f"{what} not found", source=str(path))
 
 
-def _folder_files(folder: Path) -> list[Path]:
-    # Dot files are skipped: macOS leaves ``._name.json`` resource forks next to real
-    # files on shared volumes, and they are binary. Sorted for a stable order.
-    try:
-        files = sorted(
-            entry
-            for entry in folder.iterdir()
-            if entry.suffix.lower() == ".json"
-            and not entry.name.startswith(".")
-            and entry.is_file()
-        )
-    except OSError as exc:
-        raise InputError(f"cannot list folder: {exc.strerror or exc}", source=str(folder)) from None
-    if not files:
-        raise InputError(
-            "folder has no .json files",
-            source=str(folder),
-            expected="one <id>.json file per document",
-        )
-    return files
-
-
 def _open_binary(path: Path) -> IO[bytes]:
     try:
         return path.open("rb")
@@ -319,7 +258,7 @@ def _scan(
     _check_exists(path)
     source = str(path)
     if path.is_dir():
-        for file in _folder_files(path):
+        for file in json_files(path, expected="one <id>.json file per document"):
             yield _folder_record(file, source=source, check_confidence=check_confidence), file
         return
     with _open_binary(path) as handle:
@@ -327,7 +266,7 @@ def _scan(
         # Iterating a binary file reads one line at a time: a file of any size
         # costs the memory of its longest line.
         for number, raw in enumerate(handle, start=1):
-            line = raw.removeprefix(_BOM) if number == 1 else raw
+            line = raw.removeprefix(UTF8_BOM) if number == 1 else raw
             record = _jsonl_record(
                 line, source=source, line=number, check_confidence=check_confidence
             )
@@ -517,7 +456,7 @@ def _read_at(handle: IO[bytes], offset: int, path: Path) -> DocumentRecord | Non
     handle.seek(offset)
     raw = handle.readline()
     if offset == 0:
-        raw = raw.removeprefix(_BOM)
+        raw = raw.removeprefix(UTF8_BOM)
     # The line number is unknown from an offset and only matters for errors, which
     # _reread reports as a changed file.
     if not raw:

@@ -15,11 +15,17 @@ Layout::
                  "counts", "metrics", "undecided"}],
      "lists": [{"template", "method", "matched", "missed", "extra"}],
      "documents": [{"id", "class", "counts", "metrics", "undecided", "rows": [...]}],
-     "unpaired": {"expected_only": [...], "predicted_only": [...]}}
+     "unpaired": {"expected_only": [...], "predicted_only": [...]},
+     "calibration": {...}}   # only when rows carry extraction confidence
 
 ``undecided`` counts the comparisons a provider (SEMANTIC, LLM) failed to decide. They
 are inside ``counts`` as FD, the worst case, so the metrics are lower bounds while it
 is above zero; ``undecided_reasons`` says why (each distinct reason once).
+
+``calibration`` (:class:`~docevals_mlflow.core.diagnostics.ConfidenceCalibration`)
+measures extraction confidence against correctness: AUROC, Brier, ECE per field and
+overall, and the review budget of the least confident fields. It needs rows, so a
+report built without them has none.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ConfigDict, Field
 
 from docevals_mlflow._version import __version__
+from docevals_mlflow.core.diagnostics import ConfidenceCalibration
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.fields.compare import DocumentComparison
 from docevals_mlflow.fields.counts import Counts
@@ -59,18 +66,21 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
     ]
 
 
-def _rows(document: DocumentComparison) -> list[dict[str, Any]]:
+def _rows(document: DocumentComparison, confident: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for row in document.rows or ():
         record = dict(zip(ROW_FIELDS, expand_row(row), strict=True))
         record["matched"] = record["outcome"] in ("TP", "TN")
         rows.append(record)
+        if record["confidence"] is not None:
+            confident.append(record)
     return rows
 
 
 def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) -> dict[str, Any]:
     """The report dict of a batch (see the module docstring for its layout)."""
     documents = []
+    confident: list[dict[str, Any]] = []
     for document in batch.documents:
         counts: Counts = document.counts
         entry: dict[str, Any] = {
@@ -81,9 +91,9 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "undecided": sum(document.undecided.values()),
         }
         if include_rows and isinstance(document, DocumentComparison) and document.rows is not None:
-            entry["rows"] = _rows(document)
+            entry["rows"] = _rows(document, confident)
         documents.append(entry)
-    return {
+    report: dict[str, Any] = {
         "kind": "fields",
         "package_version": __version__,
         "schema": {
@@ -124,6 +134,14 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "predicted_only": list(batch.predicted_only),
         },
     }
+    if confident:
+        # Imported here: reports without confidence never need it.
+        from docevals_mlflow.diagnostics.calibration import rows_calibration
+
+        calibration = rows_calibration(confident)
+        if calibration is not None:
+            report["calibration"] = calibration.model_dump(mode="json")
+    return report
 
 
 class CellCounts(DocEvalsModel):
@@ -251,5 +269,6 @@ class FieldsReport(DocEvalsModel):
     lists: list[ListEntry]
     documents: list[DocumentEntry]
     unpaired: Unpaired
+    calibration: ConfidenceCalibration | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

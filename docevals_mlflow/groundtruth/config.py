@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from docevals_mlflow.core.datafiles import load_data_file, read_text_file
+from docevals_mlflow.core.datafiles import read_text_file
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
 from docevals_mlflow.groundtruth.adjudicator import GroundTruthAdjudicator
 from docevals_mlflow.groundtruth.consensus import check_expected_fields
 from docevals_mlflow.groundtruth.panel import GroundTruthPanel
 from docevals_mlflow.groundtruth.router import DocumentMode
-from docevals_mlflow.judges.config import JudgeConfig, refuse_api_keys
+from docevals_mlflow.judges.config import JudgeConfig, load_keyless_config, refuse_api_keys
 from docevals_mlflow.judges.usage import Price, PriceTable
 
 if TYPE_CHECKING:
@@ -261,23 +261,14 @@ def load_generation_config(path: str | os.PathLike[str]) -> GenerationConfig:
             file, the field path and, inside ``generators``, the generator.
     """
     source = str(path)
-    data = load_data_file(Path(path))
-    if not isinstance(data, dict):
-        raise InputError(
-            f"a generation configuration must be a mapping, not {type(data).__name__}",
-            source=source,
-            expected="instruction, expected_fields, generators, ...",
-        )
-    # Before validation: a validation error may quote the offending value.
-    try:
-        refuse_api_keys(data, source=source)
-    except InputError as exc:
-        raise _in_generator(exc, data) from None
-    try:
-        config = GenerationConfig.model_validate(data)
-    except InputError as exc:
-        located = exc.located(source=source)
-        raise _in_generator(located, data) from None
+    config = load_keyless_config(
+        path,
+        GenerationConfig,
+        what="a generation configuration",
+        expected="instruction, expected_fields, generators, ...",
+        entries="generators",
+        entry="generator",
+    )
     if config.instruction_file is not None:
         resolved = Path(path).parent / config.instruction_file
         config = config.model_copy(update={"instruction_file": str(resolved)})
@@ -291,26 +282,3 @@ def load_generation_config(path: str | os.PathLike[str]) -> GenerationConfig:
                 expected=exc.expected,
             ) from None
     return config
-
-
-def _in_generator(error: DocEvalsError, data: dict[str, Any]) -> DocEvalsError:
-    """``error`` with the generator it is about named (by name, else by position)."""
-    where = error.path or ""
-    if not where.startswith("generators["):
-        return error
-    try:
-        index = int(where[len("generators[") : where.index("]")])
-    except ValueError:
-        return error
-    entries = data.get("generators")
-    entry = entries[index] if isinstance(entries, list) and index < len(entries) else None
-    name = entry.get("name") if isinstance(entry, dict) else None
-    label = repr(name) if isinstance(name, str) and name else f"#{index + 1}"
-    return type(error)(
-        f"generator {label}: {error.message}",
-        source=error.source,
-        record=error.record,
-        path=error.path,
-        stage=error.stage,
-        expected=error.expected,
-    )

@@ -9,18 +9,15 @@ SHA-256.
 from __future__ import annotations
 
 import importlib.util
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.artifacts import INLINE_SCHEME, ReferenceArtifact
 from docevals_mlflow.core.fingerprints import sha256_bytes
+from docevals_mlflow.core.pdf import open_pdf
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.groundtruth.sources import file_name
-
-# MuPDF must not run on several threads at once, even on different documents.
-_MUPDF_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -30,12 +27,6 @@ class MarkdownText:
     text: str
     converter: str
     pages: int | None = None
-
-
-def _pymupdf() -> Any:
-    import pymupdf  # slow to import: only when a PDF is converted
-
-    return pymupdf
 
 
 def _pymupdf4llm() -> Any:
@@ -48,25 +39,14 @@ def _pymupdf4llm() -> Any:
 
 
 def _page_texts(data: bytes) -> tuple[list[str], str]:
-    pymupdf = _pymupdf()
     layout = _pymupdf4llm()
-    with _MUPDF_LOCK:
-        try:
-            document = pymupdf.open(stream=data, filetype="pdf")
-        except Exception as exc:  # pymupdf raises its own types for broken files
-            raise ValueError(f"not a readable PDF ({exc})") from None
-        try:
-            if document.needs_pass:
-                raise ValueError("the PDF is password-protected")
-            if layout is not None:
-                chunks = layout.to_markdown(
-                    document, page_chunks=True, use_ocr=False, show_progress=False
-                )
-                return [str(chunk.get("text", "")) for chunk in chunks], "pymupdf4llm"
-            texts = [str(page.get_text("text")) for page in document]
-            return texts, "pymupdf"
-        finally:
-            document.close()
+    with open_pdf(data) as document:
+        if layout is not None:
+            chunks = layout.to_markdown(
+                document, page_chunks=True, use_ocr=False, show_progress=False
+            )
+            return [str(chunk.get("text", "")) for chunk in chunks], "pymupdf4llm"
+        return [str(page.get_text("text")) for page in document], "pymupdf"
 
 
 def pdf_to_markdown(data: bytes) -> MarkdownText:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json
 from docevals_mlflow.core.fingerprints import canonical_json, sha256_bytes, sha256_json
 from docevals_mlflow.core.paths import parse_path
 from docevals_mlflow.core.values import is_empty
@@ -109,20 +109,7 @@ def load_review(path: str | os.PathLike[str]) -> ReviewFile:
 
 
 def _parse_review(data: bytes, source: str) -> ReviewFile:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source
-        ) from None
-    try:
-        raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source
-        ) from None
-    except ValueError as exc:
-        raise InputError(str(exc), source=source, expected="finite numbers") from None
+    raw = parse_json(data.removeprefix(UTF8_BOM), source=source)
     if not isinstance(raw, dict):
         raise InputError(
             f"a review file holds a JSON object, not {type(raw).__name__}", source=source
@@ -144,17 +131,6 @@ def _parse_review(data: bytes, source: str) -> ReviewFile:
         return ReviewFile.model_validate(raw)
     except InputError as exc:
         raise _locate(exc, source, raw) from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} does not fit a 64-bit float")
-    return number
 
 
 def _locate(error: InputError, source: str, raw: Mapping[str, Any]) -> InputError:

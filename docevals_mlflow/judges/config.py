@@ -69,6 +69,7 @@ _KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9][A-Za-z0-9_-]{5,}")
 _KEY_FIELDS = frozenset(
     {"api_key", "apikey", "openai_api_key", "anthropic_api_key", "x_api_key", "authorization"}
 )
+ConfigModel = TypeVar("ConfigModel", bound=DocEvalsModel)
 
 
 # ----------------------------------------------------------------------------- secrets
@@ -361,23 +362,75 @@ def load_panel_config(path: str | os.PathLike[str]) -> PanelConfig:
             invalid; the message names the file and, where it applies, the variant.
         InputFileNotFoundError: there is no such file.
     """
+    return load_keyless_config(
+        path,
+        PanelConfig,
+        what="a panel configuration",
+        expected="name, vote_rule, variants, prices",
+        entries="variants",
+        entry="variant",
+    )
+
+
+def load_keyless_config(
+    path: str | os.PathLike[str],
+    model: type[ConfigModel],
+    *,
+    what: str,
+    expected: str,
+    entries: str,
+    entry: str,
+) -> ConfigModel:
+    """Read a YAML or JSON mapping that must hold no API key, as ``model``.
+
+    An error inside the list ``entries`` (``variants``, ``generators``) names the
+    ``entry`` it is about, by name, else by position.
+
+    Raises:
+        InputError: the file is malformed, not a mapping (``expected`` says what it
+            should hold), holds an API key, or a setting is invalid.
+        InputFileNotFoundError: there is no such file.
+    """
     source = str(path)
     data = load_data_file(Path(path))
     if not isinstance(data, dict):
         raise InputError(
-            f"a panel configuration must be a mapping, not {type(data).__name__}",
+            f"{what} must be a mapping, not {type(data).__name__}",
             source=source,
-            expected="name, vote_rule, variants, prices",
+            expected=expected,
         )
     # Before validation: a validation error may quote the offending value.
     try:
         refuse_api_keys(data, source=source)
     except InputError as exc:
-        raise _in_variant(exc, data) from None
+        raise _in_entry(exc, data, entries, entry) from None
     try:
-        return PanelConfig.model_validate(data)
+        return model.model_validate(data)
     except InputError as exc:
-        raise _in_variant(exc.located(source=source), data) from None
+        raise _in_entry(exc.located(source=source), data, entries, entry) from None
+
+
+def _in_entry(
+    error: DocEvalsError, data: dict[str, Any], entries: str, entry: str
+) -> DocEvalsError:
+    """``error`` with the entry it is about named in the message, when its path points
+    into the list ``entries``."""
+    match = re.match(rf"{re.escape(entries)}\[(\d+)\]", error.path or "")
+    items = data.get(entries)
+    if not match or not isinstance(items, list):
+        return error
+    index = int(match.group(1))
+    item = items[index] if index < len(items) else None
+    name = item.get("name") if isinstance(item, dict) else None
+    label = repr(name) if isinstance(name, str) and name else f"#{index + 1}"
+    return type(error)(
+        f"{entry} {label}: {error.message}",
+        source=error.source,
+        record=error.record,
+        path=error.path,
+        stage=error.stage,
+        expected=error.expected,
+    )
 
 
 def load_prices(path: str | os.PathLike[str]) -> PriceTable:
@@ -400,31 +453,6 @@ def load_prices(path: str | os.PathLike[str]) -> PriceTable:
         return PriceTable.from_mapping(data)
     except InputError as exc:
         raise exc.located(source=source) from None
-
-
-_VARIANT_PATH = re.compile(r"variants\[(\d+)\]")
-
-
-def _in_variant(error: DocEvalsError, data: dict[str, Any]) -> DocEvalsError:
-    """``error`` with the variant it is about named in the message (by name, else by
-    position), when its path points into ``variants``."""
-    match = _VARIANT_PATH.match(error.path or "")
-    variants = data.get("variants")
-    if not match or not isinstance(variants, list):
-        return error
-    index = int(match.group(1))
-    entry = variants[index] if index < len(variants) else None
-    name = entry.get("name") if isinstance(entry, dict) else None
-    label = repr(name) if isinstance(name, str) and name else f"#{index + 1}"
-    named = type(error)(
-        f"variant {label}: {error.message}",
-        source=error.source,
-        record=error.record,
-        path=error.path,
-        stage=error.stage,
-        expected=error.expected,
-    )
-    return named
 
 
 # ----------------------------------------------------------------------------- runtime

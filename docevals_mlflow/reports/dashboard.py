@@ -18,7 +18,6 @@ of at most ``MAX_CONFIDENCE_ROWS`` rows.
 
 from __future__ import annotations
 
-import functools
 import html
 import math
 from bisect import bisect_right
@@ -27,24 +26,31 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.literals import FAILURE_CONTEXTS, VERDICTS
+from docevals_mlflow.core.literals import COUNTERFACTUAL_CONTEXTS, FAILURE_CONTEXTS, VERDICTS
 from docevals_mlflow.core.reports import (
     EvaluationReport,
     PipelineEvaluationReport,
     SuiteReport,
 )
 from docevals_mlflow.evaluation.suite import build_suite_report
+from docevals_mlflow.reports import diagnostics_dashboard
+from docevals_mlflow.reports.html import (
+    Page,
+    axis_labels,
+    category_axis,
+    figure_layout,
+    html_cards,
+    html_note,
+    html_table,
+)
 
 MAX_BARS = 100
 """Entries (fields, stages, metrics) per bar chart; the JSON report has all of them."""
 MAX_CONFIDENCE_ROWS = 200_000
 """Rows read for the confidence charts; more are sampled down to this many."""
 CONFIDENCE_BINS = 10
-MAX_LABEL_CHARS = 60
-"""Axis labels are clipped to this many characters; hover text keeps the full text."""
 NO_CONFIDENCE_TEXT = "No extraction confidence in this batch"
 
 OUTCOMES = ("TP", "FA", "FD", "FN", "TN")
@@ -67,28 +73,14 @@ CONTEXT_COLOURS = {
     "upstream": "#ff7f0e",
     "upstream_or_combined": "#9467bd",
     "indeterminate": "#7f7f7f",
+    "caused_by_upstream": "#ffbb78",
+    "independent_failure": "#8c564b",
 }
 # The same boundaries as the Markdown ratings (0.9 / 0.7 / 0.5), so a field's colour
 # here matches its mark in fields.md.
 _F1_COLOURS = ((0.9, "#2ca02c"), (0.7, "#bcbd22"), (0.5, "#ff7f0e"))
 _F1_POOR = "#d62728"
 _UNDEFINED_F1_TEXT = "n/a: F1 undefined"
-
-_STYLE = """
-body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
-       margin: 24px; color: #222; }
-h1 { font-size: 1.5em; margin-bottom: 4px; }
-h2 { font-size: 1.15em; margin-top: 32px; border-bottom: 1px solid #ddd; }
-.meta, .note { color: #555; font-size: 0.9em; }
-.cards { display: flex; flex-wrap: wrap; gap: 8px; margin: 12px 0; }
-.card { border: 1px solid #ddd; border-radius: 6px; padding: 6px 12px; min-width: 90px; }
-.card .label { color: #666; font-size: 0.8em; }
-.card .value { font-size: 1.2em; font-weight: 600; }
-table { border-collapse: collapse; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-"""
 
 
 # --------------------------------------------------------------------------- text
@@ -111,151 +103,15 @@ def _pct(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
-
-
-def _axis_labels(texts: Iterable[str]) -> list[str]:
-    """Clipped, escaped and unique category labels.
-
-    Plotly merges equal categories into one bar, so clipped or repeated texts get a
-    numeric suffix; clipping comes before escaping so that no entity is cut in half.
-    """
-    used: set[str] = set()
-    labels = []
-    for text in texts:
-        base = html.escape(_clip(text))
-        label, n = base, 1
-        while label in used:
-            n += 1
-            label = f"{base} ({n})"
-        used.add(label)
-        labels.append(label)
-    return labels
-
-
 def _text(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: int) -> str:
-    """A plain HTML table; cells arrive as plain text and are escaped here.
-
-    The last ``numeric`` columns are right-aligned figures.
-    """
-    first_numeric = len(headers) - numeric
-    head = "".join(f"<th>{html.escape(header)}</th>" for header in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{html.escape(text)}</td>'
-            if index >= first_numeric
-            else f"<td>{html.escape(text)}</td>"
-            for index, text in enumerate(row)
-        )
-        + "</tr>\n"
-        for row in rows
-    )
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>"
-
-
-def _cards(items: Sequence[tuple[str, str]]) -> str:
-    return (
-        '<div class="cards">'
-        + "".join(
-            f'<div class="card"><div class="label">{html.escape(label)}</div>'
-            f'<div class="value">{html.escape(value)}</div></div>'
-            for label, value in items
-        )
-        + "</div>"
-    )
-
-
-def _note(text: str) -> str:
-    return f'<p class="note">{html.escape(text)}</p>'
-
-
-# --------------------------------------------------------------------------- page
-
-
-@functools.lru_cache(maxsize=1)
-def _plotly_js() -> str:
-    # Read once per process: the bundle is several megabytes of package data.
-    return str(get_plotlyjs())
-
-
-class _Page:
-    """Sections of one HTML page; plotly.js is inlined only if a figure was added."""
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self.parts: list[str] = []
-        self.figures = 0
-
-    def add(self, part: str) -> None:
-        self.parts.append(part)
-
-    def section(self, title: str) -> None:
-        self.parts.append(f"<h2>{html.escape(title)}</h2>")
-
-    def figure(self, figure: go.Figure, div_id: str) -> None:
-        height = figure.layout.height
-        self.parts.append(
-            figure.to_html(
-                full_html=False,
-                include_plotlyjs=False,
-                div_id=div_id,
-                # No logo: it links to plotly.com, which the sandbox cannot open anyway.
-                config={"displaylogo": False, "responsive": True},
-                default_height=f"{height}px" if height else "100%",
-            )
-        )
-        self.figures += 1
-
-    def render(self, footer: str) -> str:
-        script = f'<script type="text/javascript">{_plotly_js()}</script>\n' if self.figures else ""
-        return (
-            "<!DOCTYPE html>\n"
-            '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{html.escape(self.title)}</title>\n"
-            f"<style>{_STYLE}</style>\n"
-            f"{script}"
-            "</head>\n<body>\n"
-            f"<h1>{html.escape(self.title)}</h1>\n" + "\n".join(self.parts) + "\n"
-            f'<p class="meta">{html.escape(footer)}</p>\n'
-            "</body>\n</html>\n"
-        )
-
-
-def _layout(figure: go.Figure, *, title: str, height: int, **layout: Any) -> go.Figure:
-    figure.update_layout(
-        # An explicit template keeps the output independent of the process-wide
-        # plotly default; "none" also keeps ~7 kB of theme JSON out of every figure.
-        template="none",
-        title={"text": html.escape(title)},
-        height=height,
-        margin={"l": 10, "r": 20, "t": 60, "b": 50},
-        font={"size": 12},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        **layout,
-    )
-    return figure
+# --------------------------------------------------------------------------- figures
 
 
 def _bar_height(count: int) -> int:
     return max(260, 26 * count + 140)
-
-
-def _category_axis(labels: Sequence[str]) -> dict[str, Any]:
-    # Fixed category order, first entry at the top (horizontal bars draw bottom-up).
-    return {
-        "type": "category",
-        "categoryorder": "array",
-        "categoryarray": list(labels),
-        "autorange": "reversed",
-        "automargin": True,
-    }
 
 
 def _stacked_bars(
@@ -288,13 +144,13 @@ def _stacked_bars(
                 hoverinfo="text",
             )
         )
-    return _layout(
+    return figure_layout(
         figure,
         title=title,
         height=_bar_height(len(labels)),
         barmode="stack",
         xaxis={"title": {"text": axis_title}, "automargin": True},
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -340,7 +196,7 @@ def _field_labels(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     templates = [str(entry.get("template", "")) for entry in entries]
     # A template compared by two methods would otherwise show as two equal labels.
     repeated = {template for template, n in Counter(templates).items() if n > 1}
-    return _axis_labels(
+    return axis_labels(
         f"{template} · {entry.get('method_name') or entry.get('method', '')}"
         if template in repeated
         else template
@@ -397,12 +253,12 @@ def field_f1_figure(entries: Sequence[Mapping[str, Any]]) -> go.Figure:
                 showlegend=False,
             )
         )
-    return _layout(
+    return figure_layout(
         figure,
         title="F1 per field (worst first)",
         height=_bar_height(len(entries)),
         xaxis={"title": {"text": "F1"}, "range": [0, 1.05], "automargin": True},
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -537,7 +393,7 @@ def confidence_figures(bins: Sequence[ConfidenceBin]) -> tuple[go.Figure, go.Fig
             ),
         ]
     )
-    _layout(
+    figure_layout(
         reliability,
         title="Confidence vs fraction correct",
         height=420,
@@ -564,7 +420,7 @@ def confidence_figures(bins: Sequence[ConfidenceBin]) -> tuple[go.Figure, go.Fig
             )
         ]
     )
-    _layout(
+    figure_layout(
         histogram,
         title="Confidence of correct and wrong rows",
         height=380,
@@ -606,14 +462,14 @@ def _fields_summary(report: Mapping[str, Any]) -> str:
             f"Unpaired documents: {expected_only} with ground truth only, "
             f"{predicted_only} with predictions only"
         )
-    return _cards(cards) + "".join(_note(line) for line in lines)
+    return html_cards(cards) + "".join(html_note(line) for line in lines)
 
 
 def _class_table(report: Mapping[str, Any]) -> str:
     classes: Mapping[str, Any] = report.get("classes") or {}
     if not classes:
-        return _note("No document classes in this batch.")
-    return _html_table(
+        return html_note("No document classes in this batch.")
+    return html_table(
         ["Class", "Configured", "Documents", "P", "R", "F1", "Accuracy", "FAR", "FDR", "Macro F1"],
         (
             [
@@ -635,8 +491,8 @@ def _class_table(report: Mapping[str, Any]) -> str:
 def _list_table(report: Mapping[str, Any]) -> str:
     lists = report.get("lists") or []
     if not lists:
-        return _note("No list fields in this batch.")
-    return _html_table(
+        return html_note("No list fields in this batch.")
+    return html_table(
         ["List", "Method", "Matched", "Missed", "Extra"],
         (
             [
@@ -660,7 +516,7 @@ def render_fields_dashboard(report: Mapping[str, Any]) -> str:
     field, confidence calibration charts (when rows carry confidence), a per-class
     table and a list-item table; equal reports give equal pages.
     """
-    page = _Page("Field evaluation dashboard")
+    page = Page("Field evaluation dashboard")
     page.add(_fields_summary(report))
 
     fields = worst_fields(report.get("fields") or [])
@@ -676,25 +532,25 @@ def render_fields_dashboard(report: Mapping[str, Any]) -> str:
         )
     page.section("F1 per field")
     if shown:
-        page.add("".join(_note(note) for note in notes))
+        page.add("".join(html_note(note) for note in notes))
         page.figure(field_f1_figure(shown), "fig-field-f1")
         page.section("Outcomes per field")
         page.add(
-            _note(
+            html_note(
                 "TP match · FA false alarm (nothing expected, something predicted) · "
                 "FD false discovery (both present, no match) · FN miss · TN both empty."
             )
         )
         page.figure(field_outcomes_figure(shown), "fig-field-outcomes")
     else:
-        page.add(_note("No fields in this batch."))
+        page.add(html_note("No fields in this batch."))
 
     page.section("Confidence vs correctness")
     rows, total = sample_confidence_rows(report)
     if total:
         sampled = f", a sample of {len(rows)} of them is shown" if len(rows) < total else ""
         page.add(
-            _note(
+            html_note(
                 f"{total} rows with a confidence and an expected or predicted value"
                 f"{sampled}; TP and TN count as correct."
             )
@@ -704,6 +560,8 @@ def render_fields_dashboard(report: Mapping[str, Any]) -> str:
         page.figure(histogram, "fig-confidence-histogram")
     else:
         page.add(f"<p>{html.escape(NO_CONFIDENCE_TEXT)}.</p>")
+    if report.get("calibration"):
+        diagnostics_dashboard.add_calibration(page, report["calibration"])
 
     page.section("Per class")
     page.add(_class_table(report))
@@ -716,7 +574,7 @@ def render_fields_dashboard(report: Mapping[str, Any]) -> str:
 
 
 def _stage_table(stages: Sequence[EvaluationReport]) -> str:
-    return _html_table(
+    return html_table(
         ["Stage", "Operation", "Verdict", "Failure context", "Failed upstream", "Review"],
         (
             [
@@ -737,7 +595,7 @@ def _stage_table(stages: Sequence[EvaluationReport]) -> str:
 def stage_verdicts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Figure:
     """Stacked verdict counts per stage."""
     return _stacked_bars(
-        _axis_labels(stage_ids),
+        axis_labels(stage_ids),
         [
             (
                 verdict,
@@ -755,14 +613,22 @@ def stage_verdicts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Fi
 def stage_contexts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Figure:
     """Stacked failure-context counts per stage."""
     return _stacked_bars(
-        _axis_labels(stage_ids),
+        axis_labels(stage_ids),
         [
             (
                 context,
                 CONTEXT_COLOURS[context],
                 [suite.stages[stage].failure_contexts.get(context, 0) for stage in stage_ids],
             )
-            for context in FAILURE_CONTEXTS
+            for context in (
+                *FAILURE_CONTEXTS,
+                # Counterfactual refinements, where reruns made them.
+                *(
+                    context
+                    for context in COUNTERFACTUAL_CONTEXTS
+                    if any(suite.stages[stage].failure_contexts.get(context) for stage in stage_ids)
+                ),
+            )
         ],
         [html.escape(stage) for stage in stage_ids],
         title="Failure context per stage",
@@ -772,7 +638,7 @@ def stage_contexts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Fi
 
 def metric_pass_rate_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure:
     """Pass rate per metric, with counts, errors and review rate in the hover."""
-    labels = _axis_labels(names)
+    labels = axis_labels(names)
     summaries = [suite.metrics[name] for name in names]
     figure = go.Figure(
         go.Bar(
@@ -793,12 +659,12 @@ def metric_pass_rate_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figu
             showlegend=False,
         )
     )
-    return _layout(
+    return figure_layout(
         figure,
         title="Pass rate per metric",
         height=_bar_height(len(names)),
         xaxis={"title": {"text": "pass rate"}, "range": [0, 1.05], "tickformat": ".0%"},
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -807,7 +673,7 @@ def metric_scores_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure 
     score_names = sorted({score for name in names for score in suite.metrics[name].score_means})
     if not score_names:
         return None
-    labels = _axis_labels(names)
+    labels = axis_labels(names)
     figure = go.Figure(
         [
             go.Bar(
@@ -826,13 +692,13 @@ def metric_scores_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure 
             for score in score_names
         ]
     )
-    return _layout(
+    return figure_layout(
         figure,
         title="Mean scores per metric",
         height=_bar_height(len(names) * max(1, min(len(score_names), 4))),
         barmode="group",
         xaxis={"title": {"text": "mean score"}, "automargin": True},
-        yaxis=_category_axis(labels),
+        yaxis=category_axis(labels),
     )
 
 
@@ -869,9 +735,9 @@ def render_evaluation_dashboard(
         title = f"Case {report.case_id}, stage {report.stage_id}"
         headline = [("Verdict", report.verdict)]
         stages = [report]
-    page = _Page(title)
+    page = Page(title)
     page.add(
-        _cards(
+        html_cards(
             [
                 *headline,
                 ("Cases", str(suite.case_count)),
@@ -888,29 +754,33 @@ def render_evaluation_dashboard(
     stage_ids, note = _capped(list(suite.stages), "stages")
     page.section("Verdicts per stage")
     if note:
-        page.add(_note(note))
+        page.add(html_note(note))
     page.figure(stage_verdicts_figure(suite, stage_ids), "fig-stage-verdicts")
     page.section("Failure context per stage")
     page.add(
-        _note(
+        html_note(
             "current_stage: failed with upstream passing · upstream: passed, an upstream "
             "stage failed · upstream_or_combined: failed along with upstream · "
-            "indeterminate: an uncertain or not-applicable result prevents attribution."
+            "indeterminate: an uncertain or not-applicable result prevents attribution · "
+            "caused_by_upstream / independent_failure: rerun on corrected upstream output, "
+            "the stage passed / still failed."
         )
     )
     page.figure(stage_contexts_figure(suite, stage_ids), "fig-stage-contexts")
+    diagnostics_dashboard.add_cascades(page, suite.cascades)
+    diagnostics_dashboard.add_disagreement(page, suite.disagreement)
 
     page.section("Metrics")
     names, note = _capped(list(suite.metrics), "metrics")
     if not names:
-        page.add(_note("No metric results."))
+        page.add(html_note("No metric results."))
     else:
         if note:
-            page.add(_note(note))
+            page.add(html_note(note))
         page.figure(metric_pass_rate_figure(suite, names), "fig-metric-pass-rates")
         scores = metric_scores_figure(suite, names)
         if scores is None:
-            page.add(_note("No metric reported a score."))
+            page.add(html_note("No metric reported a score."))
         else:
             page.figure(scores, "fig-metric-scores")
     return page.render(f"docevals-mlflow {report.package_version}")

@@ -2,8 +2,9 @@
 
 Laid out after the IDP accelerator's evaluation report: a summary dashboard with
 colour ratings and 20-character progress bars, metric tables, per-class, per-field
-and per-list tables, the unpaired ids, per-document attribute tables (wrong rows
-first) and a short explanation of the comparison methods used.
+and per-list tables, the unpaired ids, the calibration of extraction confidence (when
+rows carry it), per-document attribute tables (wrong rows first) and a short
+explanation of the comparison methods used.
 
 Ratings: 🟢 Excellent ≥ 0.9, 🟡 Good ≥ 0.7, 🟠 Fair ≥ 0.5, 🔴 Poor below. For the
 false alarm and false discovery rates lower is better, so the scale is mirrored:
@@ -22,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from docevals_mlflow.fields.counts import LOWER_IS_BETTER
+from docevals_mlflow.reports.diagnostics_markdown import calibration_section
 from docevals_mlflow.reports.markdown import cell, table
 
 BAR_WIDTH = 20
@@ -549,6 +551,9 @@ def render_fields_markdown(
         part = section(report)
         if part:
             lines += ["", *part]
+    calibration = calibration_section(report.get("calibration"))
+    if calibration:
+        lines += ["", *calibration]
     lines += ["", *_documents(report, max_rows_per_document, max_documents)]
     lines += ["", *_explanations(report)]
     lines += ["", f"*docevals-mlflow {report.get('package_version', 'n/a')}*"]

@@ -42,6 +42,11 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return lines
 
 
+def figure_text(value: float | None) -> str:
+    """A figure to four decimals, or ``n/a`` when it is undefined."""
+    return "n/a" if value is None else f"{value:.4f}"
+
+
 def verdict_text(verdict: str) -> str:
     """A verdict with its icon."""
     return f"{VERDICT_ICONS.get(verdict, '')} {verdict}".strip()
@@ -238,6 +243,12 @@ def render_pipeline_markdown(report: PipelineEvaluationReport) -> str:
     if attributions:
         lines += ["", "## Where it went wrong", ""]
         lines += [f"- {sentence}" for sentence in attributions]
+    # Imported here: that module builds its tables with this one's helpers.
+    from docevals_mlflow.reports.diagnostics_markdown import counterfactual_section
+
+    reruns = counterfactual_section(report.stage_reports)
+    if reruns:
+        lines += ["", *reruns]
     if report.checkpoint is not None:
         ckpt = report.checkpoint
         lines += [
@@ -266,6 +277,16 @@ def _attribution_sentences(report: PipelineEvaluationReport) -> list[str]:
             sentences.append(
                 f"`{stage.stage_id}` failed and so did {', '.join(failed_upstream)}: do not "
                 "blame this stage alone; rerun it on corrected input to separate the causes."
+            )
+        elif context == "caused_by_upstream":
+            sentences.append(
+                f"`{stage.stage_id}` failed and so did {', '.join(failed_upstream)}; rerun on "
+                "corrected upstream output it passes: the upstream failure caused this one."
+            )
+        elif context == "independent_failure":
+            sentences.append(
+                f"`{stage.stage_id}` failed and so did {', '.join(failed_upstream)}; rerun on "
+                "corrected upstream output it still fails: this stage has a fault of its own."
             )
         elif context == "upstream":
             sentences.append(
@@ -335,6 +356,9 @@ def render_suite_markdown(report: SuiteReport) -> str:
             for name, summary in report.metrics.items()
         ),
     )
+    from docevals_mlflow.reports.diagnostics_markdown import suite_diagnostics_sections
+
+    lines += suite_diagnostics_sections(report)
     lines += ["", "## Producers", ""]
     lines += table(["Producer", "Stages"], report.producers.items())
     if report.usage:

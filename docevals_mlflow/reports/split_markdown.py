@@ -27,7 +27,7 @@ from docevals_mlflow.reports.fields_markdown import (
     NOT_AVAILABLE,
     rating,
 )
-from docevals_mlflow.reports.markdown import cell
+from docevals_mlflow.reports.markdown import cell, figure_text
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.classes import MISSING_LABEL_TEXT, ClassReport
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
@@ -79,10 +79,6 @@ def _seed_table(
 
 def _icon(value: float | None) -> str:
     return rating("accuracy", value).split(" ", 1)[0]
-
-
-def _fixed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _counted_bar(correct: int, total: int) -> str:
@@ -141,7 +137,7 @@ def _summary(report: SplitReport) -> list[str]:
     batch = report.packet_count > 1
 
     def macro(value: float | None) -> str:
-        return f" · macro {_fixed(value)}" if batch else ""
+        return f" · macro {figure_text(value)}" if batch else ""
 
     return [
         "## 🎯 Split Classification Summary",
@@ -190,12 +186,12 @@ def _metrics(report: SplitReport) -> list[str]:
     ):
         row: list[Any] = [
             label,
-            _fixed(figure.accuracy),
+            figure_text(figure.accuracy),
             _Raw(rating("accuracy", figure.accuracy)),
             f"{correct}/{total} {unit}",
         ]
         if batch:
-            row.append(_fixed(figure.macro_accuracy))
+            row.append(figure_text(figure.macro_accuracy))
         rows.append(row)
     return ["## 📊 Split Classification Metrics", "", *_seed_table(headers, align, rows)]
 
@@ -207,7 +203,8 @@ def _beyond(report: SplitReport) -> list[str]:
         (
             "Boundary F1",
             boundaries.f1,
-            f"precision {_fixed(boundaries.precision)} · recall {_fixed(boundaries.recall)} · "
+            f"precision {figure_text(boundaries.precision)} · "
+            f"recall {figure_text(boundaries.recall)} · "
             f"{boundaries.tp} found, {boundaries.fn} missed, {boundaries.fp} spurious",
         ),
         (
@@ -215,7 +212,8 @@ def _beyond(report: SplitReport) -> list[str]:
             matching.exact.f1,
             f"{matching.exact.tp} exact of {matching.expected_sections} expected / "
             f"{matching.predicted_sections} predicted sections · precision "
-            f"{_fixed(matching.exact.precision)} · recall {_fixed(matching.exact.recall)}",
+            f"{figure_text(matching.exact.precision)} · "
+            f"recall {figure_text(matching.exact.recall)}",
         ),
         (
             "Section F1, one-to-one (with order)",
@@ -231,35 +229,35 @@ def _beyond(report: SplitReport) -> list[str]:
         (
             "Page class macro F1",
             classes.macro_f1,
-            f"micro F1 {_fixed(classes.micro_f1)} over {len(classes.classes)} classes",
+            f"micro F1 {figure_text(classes.micro_f1)} over {len(classes.classes)} classes",
         ),
         (
             "V-measure",
             graded.v_measure,
-            f"homogeneity {_fixed(graded.homogeneity)} · completeness "
-            f"{_fixed(graded.completeness)}",
+            f"homogeneity {figure_text(graded.homogeneity)} · completeness "
+            f"{figure_text(graded.completeness)}",
         ),
         (
             "Adjusted Rand index",
             graded.adjusted_rand_index,
-            f"Rand index {_fixed(graded.rand_index)}",
+            f"Rand index {figure_text(graded.rand_index)}",
         ),
         ("Page order (Kendall τ-b)", graded.kendall_tau, "mean over expected sections"),
         (
             "Packet score",
             graded.packet_score,
-            f"½ clustering ({_fixed(graded.clustering_score)}) + ½ ordering",
+            f"½ clustering ({figure_text(graded.clustering_score)}) + ½ ordering",
         ),
     ]
     if report.packet_count > 1:
-        rows[0] = (*rows[0][:2], rows[0][2] + f" · macro F1 {_fixed(boundaries.macro_f1)}")
-        rows[1] = (*rows[1][:2], rows[1][2] + f" · macro F1 {_fixed(matching.macro_f1)}")
+        rows[0] = (*rows[0][:2], rows[0][2] + f" · macro F1 {figure_text(boundaries.macro_f1)}")
+        rows[1] = (*rows[1][:2], rows[1][2] + f" · macro F1 {figure_text(matching.macro_f1)}")
     lines = ["## 🔍 Beyond the Seed", ""]
     lines += _seed_table(
         ["Metric", "Value", "Rating", "Detail"],
         ["l", "c", "c", "l"],
         (
-            (label, _fixed(value), _Raw(rating("accuracy", value)), detail)
+            (label, figure_text(value), _Raw(rating("accuracy", value)), detail)
             for label, value, detail in rows
         ),
     )
@@ -284,9 +282,9 @@ def _classes(classes: ClassReport) -> list[str]:
                 name,
                 str(score.support),
                 str(score.predicted),
-                _fixed(score.precision),
-                _fixed(score.recall),
-                _fixed(score.f1),
+                figure_text(score.precision),
+                figure_text(score.recall),
+                figure_text(score.f1),
                 _Raw(rating("f1", score.f1)),
             )
             for name, score in classes.classes.items()
@@ -299,11 +297,9 @@ def _classes(classes: ClassReport) -> list[str]:
 def _confusion(classes: ClassReport) -> list[str]:
     labels = classes.confusion.labels
     counts = classes.confusion.counts
-    keep = list(range(len(labels)))
+    keep = classes.confusion.most_frequent(MAX_CONFUSION_LABELS)
     note = ""
-    if len(labels) > MAX_CONFUSION_LABELS:
-        weight = [sum(counts[i]) + sum(row[i] for row in counts) for i in keep]
-        keep = sorted(sorted(keep, key=lambda i: -weight[i])[:MAX_CONFUSION_LABELS])
+    if len(keep) < len(labels):
         note = (
             f"The {MAX_CONFUSION_LABELS} most frequent of {len(labels)} classes; "
             "the JSON report and the heatmap have all of them."
@@ -367,11 +363,11 @@ def _packets(report: SplitReport) -> list[str]:
                 packet.id,
                 str(packet.page_level_accuracy.total_pages),
                 _Raw(_rated(packet.page_level_accuracy.accuracy)),
-                _fixed(packet.split_accuracy_without_order.accuracy),
-                _fixed(packet.split_accuracy_with_order.accuracy),
-                _fixed(packet.boundaries.f1),
-                _fixed(packet.matching.exact.f1),
-                _fixed(packet.graded.packet_score),
+                figure_text(packet.split_accuracy_without_order.accuracy),
+                figure_text(packet.split_accuracy_with_order.accuracy),
+                figure_text(packet.boundaries.f1),
+                figure_text(packet.matching.exact.f1),
+                figure_text(packet.graded.packet_score),
             )
             for packet in shown
         ),

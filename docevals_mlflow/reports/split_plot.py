@@ -1,21 +1,17 @@
 """The page-class confusion matrix of a split report as an offline plotly heatmap.
 
-One self-contained HTML file: plotly.js is inlined (MLflow shows HTML artifacts in a
-sandboxed iframe that can load nothing), the figure has a fixed div id and an
-explicit template, so equal reports give equal bytes. Colour is the share of the
-expected class's pages (rows sum to 1, so small classes stay readable); each cell
-shows its page count. Class names are HTML-escaped, since plotly renders labels as
-a small HTML dialect.
+One self-contained HTML page (:mod:`docevals_mlflow.reports.html`): plotly.js is
+inlined, the figure has a fixed div id and an explicit template, so equal reports
+give equal bytes. Colour is the share of the expected class's pages (rows sum to 1,
+so small classes stay readable); each cell shows its page count. Class names are
+HTML-escaped, since plotly renders labels as a small HTML dialect.
 """
 
 from __future__ import annotations
 
-import functools
-import html
-
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
+from docevals_mlflow.reports.html import Page, axis_labels, html_note
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.classes import MISSING_LABEL_TEXT, ConfusionMatrix
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
@@ -23,52 +19,22 @@ from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 MAX_HEATMAP_LABELS = 80
 """Classes drawn (the most frequent ones); the JSON report has the full matrix."""
 MAX_LABEL_CHARS = 40
-_STYLE = (
-    'body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; '
-    "margin: 24px; color: #222; } h1 { font-size: 1.4em; } .note { color: #555; "
-    "font-size: 0.9em; }"
-)
-
-
-@functools.lru_cache(maxsize=1)
-def _plotly_js() -> str:
-    # Several megabytes of package data: read once per process.
-    return str(get_plotlyjs())
-
-
-def _label(label: str | None) -> str:
-    text = MISSING_LABEL_TEXT if label is None else label
-    clipped = text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
-    return html.escape(clipped)
-
-
-def _unique(labels: list[str]) -> list[str]:
-    # Plotly merges equal category names; clipping can make two names equal.
-    seen: set[str] = set()
-    out = []
-    for label in labels:
-        candidate, number = label, 1
-        while candidate in seen:
-            number += 1
-            candidate = f"{label} ({number})"
-        seen.add(candidate)
-        out.append(candidate)
-    return out
 
 
 def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
     """The heatmap figure, and a note when some classes were left out."""
     labels, counts = confusion.labels, confusion.counts
-    keep = list(range(len(labels)))
+    keep = confusion.most_frequent(MAX_HEATMAP_LABELS)
     note = ""
-    if len(keep) > MAX_HEATMAP_LABELS:
-        weight = [sum(counts[i]) + sum(row[i] for row in counts) for i in keep]
-        keep = sorted(sorted(keep, key=lambda i: -weight[i])[:MAX_HEATMAP_LABELS])
+    if len(keep) < len(labels):
         note = (
             f"The {MAX_HEATMAP_LABELS} most frequent of {len(labels)} classes are drawn; "
             "the JSON report has the full matrix."
         )
-    names = _unique([_label(labels[i]) for i in keep])
+    shown = [labels[i] for i in keep]
+    names = axis_labels(
+        (MISSING_LABEL_TEXT if label is None else label for label in shown), MAX_LABEL_CHARS
+    )
     cells = [[counts[i][j] for j in keep] for i in keep]
     shares = []
     for i, row in zip(keep, cells, strict=True):
@@ -132,31 +98,18 @@ def render_split_heatmap(report: SplitReport | PacketSplitReport) -> str:
         f"({pages.correct_pages}/{pages.total_pages}) · class macro F1 "
         + ("n/a" if batch.classes.macro_f1 is None else f"{batch.classes.macro_f1:.4f}")
     )
-    title = "Document split classification: confusion matrix"
+    page = Page("Document split classification: confusion matrix")
+    page.add(html_note(summary))
     if batch.classes.confusion.labels:
         figure, note = confusion_figure(batch.classes.confusion)
-        body = figure.to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id="split-confusion",
-            config={"displaylogo": False, "responsive": True},
-        )
-        script = f'<script type="text/javascript">{_plotly_js()}</script>\n'
+        page.figure(figure, "split-confusion")
+        if note:
+            page.add(html_note(note))
     else:
-        body, note, script = "<p>No pages to show.</p>", "", ""
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{script}"
-        "</head>\n<body>\n"
-        f"<h1>{html.escape(title)}</h1>\n"
-        f'<p class="note">{html.escape(summary)}</p>\n'
-        f"{body}\n"
-        + (f'<p class="note">{html.escape(note)}</p>\n' if note else "")
-        + f'<p class="note">"{MISSING_LABEL_TEXT}": the page is on the other side only. '
-        f"docevals-mlflow {html.escape(batch.docevals_version)}</p>\n"
-        "</body>\n</html>\n"
+        page.add("<p>No pages to show.</p>")
+    return page.render(
+        f'"{MISSING_LABEL_TEXT}": the page is on the other side only. '
+        f"docevals-mlflow {batch.docevals_version}"
     )
 
 

@@ -66,6 +66,15 @@ class ConfusionMatrix(ReportPart):
                     out[row_label, col_label] += count
         return out
 
+    def most_frequent(self, limit: int) -> list[int]:
+        """Indices of the ``limit`` labels with the most pages on either side (all of
+        them when there are no more), in label order: what a table or chart shows."""
+        keep = list(range(len(self.labels)))
+        if len(keep) <= limit:
+            return keep
+        weight = [sum(self.counts[i]) + sum(row[i] for row in self.counts) for i in keep]
+        return sorted(sorted(keep, key=lambda i: -weight[i])[:limit])
+
 
 class ClassReport(ReportPart):
     """Per-class scores, the confusion matrix, and micro/macro averages over classes."""

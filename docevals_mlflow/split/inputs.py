@@ -16,14 +16,12 @@ side. Errors name the input, the line or file, the packet and the place in the d
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.core.datafiles import UTF8_BOM, json_files, load_json_file, parse_json
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.split.models import Side, SplitPacket, packet_from_data
 
@@ -36,20 +34,6 @@ class PairedPackets(NamedTuple):
     pairs: list[tuple[SplitPacket, SplitPacket]]
     expected_only: list[str]
     predicted_only: list[str]
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} does not fit a 64-bit float")
-    return number
-
-
-def _reject(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject, parse_float=_finite)
 
 
 def _packet_id(value: Any, *, source: str, record: str) -> str:
@@ -72,30 +56,16 @@ def _is_packet_object(value: Any) -> bool:
 def _json_lines(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
     source = str(path)
     try:
-        lines = path.read_bytes().removeprefix(b"\xef\xbb\xbf").split(b"\n")
+        lines = path.read_bytes().removeprefix(UTF8_BOM).split(b"\n")
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         record = f"line {number}"
-        try:
-            value = _DECODER.decode(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not valid UTF-8 text (byte {exc.start}: {exc.reason})",
-                source=source,
-                record=record,
-            ) from None
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON at column {exc.colno}: {exc.msg}",
-                source=source,
-                record=record,
-                expected="one packet object per line (JSON Lines)",
-            ) from None
-        except ValueError as exc:
-            raise InputError(str(exc), source=source, record=record) from None
+        value = parse_json(
+            raw, source=source, record=record, one_line="one packet object per line (JSON Lines)"
+        )
         if not _is_packet_object(value):
             raise InputError(
                 "a line must be a packet object",
@@ -147,20 +117,7 @@ def _json_file(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
 
 
 def _folder(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
-    try:
-        files = sorted(
-            entry
-            for entry in path.iterdir()
-            if entry.suffix.lower() == ".json"
-            and not entry.name.startswith(".")
-            and entry.is_file()
-        )
-    except OSError as exc:
-        raise InputError(f"cannot list folder: {exc.strerror or exc}", source=str(path)) from None
-    if not files:
-        raise InputError(
-            "folder has no .json files", source=str(path), expected="one <id>.json file per packet"
-        )
+    files = json_files(path, expected="one <id>.json file per packet")
     for file in files:
         value = load_json_file(file)
         yield packet_from_data(value, side=side, packet_id=file.stem, source=str(file)), file.name

@@ -3,39 +3,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.fields.batch import BatchComparison
-from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.layout import fields_dataset, layout_evaluation, layout_fields
-from docevals_mlflow.tracking.runs import LoggedRun, log_bundle
-
-
-def _log(
-    writer: BundleWriter,
-    *,
-    params: Mapping[str, Any] | None,
-    tags: Mapping[str, str] | None,
-    tracking_uri: str | None,
-    experiment: str | None,
-    keep_bundle_at: str | os.PathLike[str] | None,
-) -> LoggedRun:
-    for key, value in (params or {}).items():
-        writer.param(key, value)
-    for key, value in (tags or {}).items():
-        writer.tag(key, value)
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            return log_bundle(folder, tracking_uri=tracking_uri, experiment=experiment)
-        except Exception:
-            if keep_bundle_at is not None:
-                keep_bundle(folder, Path(keep_bundle_at))
-            raise
+from docevals_mlflow.tracking.runs import LoggedRun, log_writer
 
 
 def log_field_comparison(
@@ -71,13 +46,9 @@ def log_field_comparison(
     )
     if ground_truth is not None:
         writer.dataset(*fields_dataset(ground_truth))
-    return _log(
-        writer,
-        params=params,
-        tags=tags,
-        tracking_uri=tracking_uri,
-        experiment=experiment,
-        keep_bundle_at=keep_bundle_at,
+    writer.extras(params=params, tags=tags)
+    return log_writer(
+        writer, tracking_uri=tracking_uri, experiment=experiment, keep_bundle_at=keep_bundle_at
     )
 
 
@@ -111,11 +82,7 @@ def log_evaluation_report(
     )
     if extend is not None:
         extend(writer)
-    return _log(
-        writer,
-        params=params,
-        tags=tags,
-        tracking_uri=tracking_uri,
-        experiment=experiment,
-        keep_bundle_at=keep_bundle_at,
+    writer.extras(params=params, tags=tags)
+    return log_writer(
+        writer, tracking_uri=tracking_uri, experiment=experiment, keep_bundle_at=keep_bundle_at
     )

@@ -20,7 +20,7 @@ import datetime as _dt
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
@@ -35,6 +35,7 @@ from docevals_mlflow.tracking.dataset_content import (
     records_frame,
 )
 from docevals_mlflow.tracking.runs import TrackingError, probe, resolve_tracking_uri
+from docevals_mlflow.tracking.uris import public_uri
 
 DEFAULT_DATASET_EXPERIMENT = "docevals-ground-truth"
 KIND_TAG = "docevals.kind"
@@ -272,12 +273,3 @@ def abandon(client: Any, run_id: str) -> None:
         client.delete_tag(run_id, VERSION_TAG)
     with contextlib.suppress(Exception):
         client.set_terminated(run_id, "FAILED")
-
-
-def public_uri(uri: str) -> str:
-    """``uri`` without user name, password or query (which may hold tokens)."""
-    parts = urlsplit(uri)
-    if "@" not in parts.netloc and not parts.query:
-        return uri
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path, "", parts.fragment))

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -100,6 +101,15 @@ class BundleWriter:
             marker = "\n\n*(summary shortened; see report/report.md)*"
             value = value[: MAX_NOTE_LENGTH - len(marker)].rstrip() + marker
         self.bundle.tags[key] = value
+
+    def extras(
+        self, *, params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None
+    ) -> None:
+        """Add a caller's own params (say, the prompt version) and tags."""
+        for key, value in (params or {}).items():
+            self.param(key, value)
+        for key, value in (tags or {}).items():
+            self.tag(key, value)
 
     def text(self, path: str, content: str) -> None:
         """Add a text artifact."""

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, clean_segment, legal_key, template_segment
 
 if TYPE_CHECKING:
@@ -115,21 +113,15 @@ def log_comparison(
     logging fails and ``keep_bundle_at`` is given, the bundle is kept there for
     ``docevals log``.
     """
-    from docevals_mlflow.tracking.runs import log_bundle
+    from docevals_mlflow.tracking.runs import log_writer
 
     names = ", ".join(run.label for run in comparison.candidates)
     name = run_name or f"compare {names} vs {comparison.baseline.label}"
     writer = BundleWriter(kind="comparison", run_name=name)
     layout_comparison(writer, comparison)
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            return log_bundle(
-                folder,
-                tracking_uri=tracking_uri,
-                experiment=experiment or comparison.baseline.experiment,
-            )
-        except Exception:
-            if keep_bundle_at is not None:
-                keep_bundle(folder, Path(keep_bundle_at))
-            raise
+    return log_writer(
+        writer,
+        tracking_uri=tracking_uri,
+        experiment=experiment or comparison.baseline.experiment,
+        keep_bundle_at=keep_bundle_at,
+    )

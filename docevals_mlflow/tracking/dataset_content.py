@@ -247,14 +247,10 @@ def read_verified(
     Raises:
         DatasetIntegrityError: anything differs from what was registered.
     """
-    approved_file = folder / APPROVED_PATH
     source = f"{where}/{APPROVED_PATH}"
-    if not approved_file.is_file():
-        raise DatasetIntegrityError("the approval run has no approved cases", source=source)
-    try:
-        document = load_json_file(approved_file)
-    except InputError as exc:
-        raise DatasetIntegrityError(exc.message, source=source) from None
+    document = _stored_json(
+        folder / APPROVED_PATH, source, "the approval run has no approved cases"
+    )
     if not isinstance(document, dict) or document.get("format") != DATASET_FORMAT:
         raise DatasetIntegrityError("not a docevals ground-truth dataset file", source=source)
     for key, wanted in (("name", name), ("version", version), ("digest", digest)):
@@ -292,14 +288,19 @@ def read_verified(
     return cases, str(document.get("description") or ""), signature_state(verifications)
 
 
-def _check_approvals(path: Path, cases: list[ApprovedGroundTruth], source: str) -> None:
-    # The audit copy people read in the UI must say what the checked file says.
+def _stored_json(path: Path, source: str, missing: str) -> Any:
+    """A JSON file of the approval run; ``missing`` says what its absence means."""
     if not path.is_file():
-        raise DatasetIntegrityError("the approval records are missing", source=source)
+        raise DatasetIntegrityError(missing, source=source)
     try:
-        stored = load_json_file(path)
+        return load_json_file(path)
     except InputError as exc:
         raise DatasetIntegrityError(exc.message, source=source) from None
+
+
+def _check_approvals(path: Path, cases: list[ApprovedGroundTruth], source: str) -> None:
+    # The audit copy people read in the UI must say what the checked file says.
+    stored = _stored_json(path, source, "the approval records are missing")
     if stored != [approved.record.model_dump(mode="json") for approved in cases]:
         raise DatasetIntegrityError(
             "the approval records differ from those of the approved cases", source=source

@@ -43,7 +43,6 @@ from docevals_mlflow.tracking.approval_runs import (
     by_version,
     claim_version,
     missing_store,
-    public_uri,
     refusals,
     signature_tag,
     single_run,
@@ -73,6 +72,7 @@ from docevals_mlflow.tracking.dataset_models import (
     version_number,
 )
 from docevals_mlflow.tracking.runs import log_bundle, resolve_tracking_uri
+from docevals_mlflow.tracking.uris import experiment_artifact_location, public_uri
 
 if TYPE_CHECKING:
     from docevals_mlflow.groundtruth.signing import PublicKey, PublicKeyLike
@@ -286,7 +286,13 @@ def _register(
             return _version_info(latest, uri, already_registered=True)
     experiment_name = experiment or DEFAULT_DATASET_EXPERIMENT
     found = client.get_experiment_by_name(experiment_name)
-    experiment_id = found.experiment_id if found else client.create_experiment(experiment_name)
+    experiment_id = (
+        found.experiment_id
+        if found
+        else client.create_experiment(
+            experiment_name, artifact_location=experiment_artifact_location(uri, experiment_name)
+        )
+    )
     candidate = max((version_of(run) or 0 for run in runs), default=0) + 1
     run = client.create_run(
         experiment_id,

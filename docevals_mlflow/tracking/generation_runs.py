@@ -24,7 +24,6 @@ The layout does not import mlflow; :func:`log_generation` logs it.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,9 +32,9 @@ from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.groundtruth.models import GenerationReport, ProviderGeneration
 from docevals_mlflow.judges.usage import Usage
 from docevals_mlflow.reports.markdown import table
-from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.runs import LoggedRun, log_bundle
+from docevals_mlflow.tracking.runs import LoggedRun, log_writer
 
 DEFAULT_GENERATION_EXPERIMENT = "docevals-ground-truth"
 _NOTE_CASES = 50
@@ -259,15 +258,9 @@ def log_generation(
     )
     writer = BundleWriter(kind="generation", run_name=run_name or default_name)
     layout_generation(writer, reports, review_files=review_files)
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            return log_bundle(
-                folder,
-                tracking_uri=tracking_uri,
-                experiment=experiment or DEFAULT_GENERATION_EXPERIMENT,
-            )
-        except Exception:
-            if keep_bundle_at is not None:
-                keep_bundle(folder, Path(keep_bundle_at))
-            raise
+    return log_writer(
+        writer,
+        tracking_uri=tracking_uri,
+        experiment=experiment or DEFAULT_GENERATION_EXPERIMENT,
+        keep_bundle_at=keep_bundle_at,
+    )

@@ -13,11 +13,12 @@ from typing import Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_json
-from docevals_mlflow.core.literals import FAILURE_CONTEXTS, VERDICTS
+from docevals_mlflow.core.literals import VERDICTS
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.fields.counts import METRIC_NAMES
-from docevals_mlflow.reports.markdown import table
+from docevals_mlflow.reports.markdown import figure_text, table
+from docevals_mlflow.tracking import diagnostics_layout
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
 
@@ -34,8 +35,16 @@ def _cell_metrics(
         writer.metric(legal_key(f"{prefix}/{name}"), counts.get(name))
 
 
-def _format(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+def tag_evaluation(
+    writer: BundleWriter, report_kind: str, *, verdict: str | None, note: str
+) -> None:
+    """The tags every evaluation run carries: kind, report kind, verdict (when there is
+    one) and the Markdown run description."""
+    writer.tag("docevals.kind", "evaluation")
+    writer.tag("docevals.report_kind", report_kind)
+    if verdict is not None:
+        writer.tag("docevals.verdict", verdict)
+    writer.tag("mlflow.note.content", note)
 
 
 # --- field comparisons ------------------------------------------------------------
@@ -72,6 +81,8 @@ def layout_fields(
     unpaired = report["unpaired"]
     writer.metric("unpaired/expected_only", len(unpaired["expected_only"]))
     writer.metric("unpaired/predicted_only", len(unpaired["predicted_only"]))
+    if report.get("calibration"):
+        diagnostics_layout.calibration_metrics(writer, keys, report["calibration"])
 
     templates: dict[str, int] = {}
     for entry in report["fields"]:
@@ -90,11 +101,7 @@ def layout_fields(
         for name in ("matched", "missed", "extra"):
             writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
 
-    writer.tag("docevals.kind", "evaluation")
-    writer.tag("docevals.report_kind", "fields")
-    if verdict is not None:
-        writer.tag("docevals.verdict", verdict)
-    writer.tag("mlflow.note.content", fields_summary(report, verdict))
+    tag_evaluation(writer, "fields", verdict=verdict, note=fields_summary(report, verdict))
 
     if report_json is not None:
         writer.text("report/report.json", report_json)
@@ -118,8 +125,8 @@ def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:
         *table(
             ["metric", "value"],
             [
-                *((name, _format(metrics.get(name))) for name in METRIC_NAMES),
-                ("macro F1", _format(overall["macro_f1"])),
+                *((name, figure_text(metrics.get(name))) for name in METRIC_NAMES),
+                ("macro F1", figure_text(overall["macro_f1"])),
             ],
         ),
     ]
@@ -132,7 +139,7 @@ def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:
         lines += table(
             ["field", "method", "F1"],
             (
-                (entry["template"], entry["method"], _format(entry["metrics"]["f1"]))
+                (entry["template"], entry["method"], figure_text(entry["metrics"]["f1"]))
                 for entry in worst
             ),
         )
@@ -286,11 +293,12 @@ def layout_evaluation(
         for name in ("pass_rate", "fail_rate", "uncertain_rate", "not_applicable_rate"):
             writer.metric(legal_key(f"stage/{segment}/{name}"), getattr(summary, name))
         writer.metric(legal_key(f"stage/{segment}/human_review_rate"), summary.human_review_rate)
-        for context in FAILURE_CONTEXTS:
-            writer.metric(
-                legal_key(f"stage/{segment}/failure/{context}"),
-                summary.failure_contexts[context] / summary.count,
-            )
+        # Every base context, and the counterfactual ones where reruns made them.
+        for context, count in summary.failure_contexts.items():
+            writer.metric(legal_key(f"stage/{segment}/failure/{context}"), count / summary.count)
+        diagnostics_layout.counterfactual_metrics(writer, segment, summary.counterfactual)
+    diagnostics_layout.cascade_metrics(writer, keys, suite.cascades)
+    diagnostics_layout.disagreement_metrics(writer, suite.disagreement)
     for name, metric in suite.metrics.items():
         segment = keys.named("metric", name)
         writer.metric(legal_key(f"metric/{segment}/pass_rate"), metric.pass_rate)
@@ -301,11 +309,12 @@ def layout_evaluation(
     for name, value in suite.usage.items():
         writer.metric(legal_key(f"usage/{name}"), value)
 
-    writer.tag("docevals.kind", "evaluation")
-    writer.tag("docevals.report_kind", report.kind)
-    if not isinstance(report, SuiteReport):
-        writer.tag("docevals.verdict", report.verdict)
-    writer.tag("mlflow.note.content", evaluation_summary(report, suite))
+    tag_evaluation(
+        writer,
+        report.kind,
+        verdict=None if isinstance(report, SuiteReport) else report.verdict,
+        note=evaluation_summary(report, suite),
+    )
 
     writer.json("report/report.json", report.model_dump(mode="json"))
     writer.text("report/report.md", markdown)
@@ -516,6 +525,9 @@ def _cases_table(writer: BundleWriter, stages: list[EvaluationReport]) -> None:
             row[f"{result.name}.verdict"] = result.verdict
             for score, value in result.scores.items():
                 row[f"{result.name}.{score}"] = value
+        if stage.counterfactual is not None:
+            row["counterfactual.outcome"] = stage.counterfactual.outcome
+            row["counterfactual.verdict"] = stage.counterfactual.verdict
         rows.append(row)
     writer.parquet("results/cases.parquet", pd.DataFrame(rows))
 

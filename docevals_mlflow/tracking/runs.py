@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -11,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.errors import DocEvalsError, InputError
-from docevals_mlflow.tracking.bundle import RunBundle, read_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter, RunBundle, keep_bundle, read_bundle
+from docevals_mlflow.tracking.project_runs import (
+    active_project_run_id,
+    link_to_project,
+    project_target,
+)
+from docevals_mlflow.tracking.uris import (
+    experiment_artifact_location,
+    public_uri,
+    scrub_credentials,
+)
 
 DEFAULT_EXPERIMENT = "docevals"
 _BATCH_PARAMS = 100
@@ -55,12 +66,14 @@ def probe(tracking_uri: str, *, timeout: float = 5.0) -> None:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             if response.status >= 400:
                 raise TrackingUnavailableError(
-                    f"tracking server answered {response.status}", source=tracking_uri
+                    f"tracking server answered {response.status}",
+                    source=public_uri(tracking_uri),
                 )
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
         raise TrackingUnavailableError(
-            f"tracking server unreachable ({reason})", source=tracking_uri
+            f"tracking server unreachable ({scrub_credentials(str(reason), tracking_uri)})",
+            source=public_uri(tracking_uri),
         ) from None
 
 
@@ -75,9 +88,10 @@ class LoggedRun:
 
     def describe(self) -> str:
         """Two lines for the terminal: the run, and how to open it."""
+        shown = public_uri(self.tracking_uri)
         return (
             f"MLflow run {self.run_id} in experiment {self.experiment_name!r} "
-            f"({self.tracking_uri})\nopen it with: {ui_command(self.tracking_uri)}"
+            f"({shown})\nopen it with: {ui_command(shown)}"
         )
 
 
@@ -98,6 +112,10 @@ def log_bundle(
 
     With ``run_id`` the existing run is continued; if it already holds a param with a
     different value, nothing is logged and :class:`TrackingError` names the params.
+    Without it, under ``mlflow run`` (``MLFLOW_RUN_ID`` set for this store) the
+    project run is logged into, or gets the run as a child
+    (:mod:`~docevals_mlflow.tracking.project_runs`); ``experiment`` is then the
+    project run's.
 
     Raises:
         TrackingUnavailableError: an HTTP tracking server cannot be reached.
@@ -111,15 +129,32 @@ def log_bundle(
 
     client = MlflowClient(tracking_uri=uri)
     name = experiment or DEFAULT_EXPERIMENT
+    project_run_id = active_project_run_id(uri)
     try:
         if run_id is not None:
             run = client.get_run(run_id)
             _check_params(run.data.params, bundle)
             experiment_id = run.info.experiment_id
             name = client.get_experiment(experiment_id).name
+        elif project_run_id is not None:
+            run = project_target(
+                client,
+                project_run_id,
+                params=bundle.params,
+                run_name=run_name or bundle.run_name,
+            )
+            run_id = run.info.run_id
+            experiment_id = run.info.experiment_id
+            name = client.get_experiment(experiment_id).name
         else:
             found = client.get_experiment_by_name(name)
-            experiment_id = found.experiment_id if found else client.create_experiment(name)
+            experiment_id = (
+                found.experiment_id
+                if found
+                else client.create_experiment(
+                    name, artifact_location=experiment_artifact_location(uri, name)
+                )
+            )
             run = client.create_run(experiment_id, run_name=run_name or bundle.run_name)
             run_id = run.info.run_id
         now = int(time.time() * 1000)
@@ -140,9 +175,16 @@ def log_bundle(
         from docevals_mlflow.tracking.prompts import register_bundle_prompts
 
         register_bundle_prompts(client, run_id, experiment_id, bundle.kind, artifacts)
-        client.set_terminated(run_id)
+        if project_run_id is not None:
+            link_to_project(client, project_run_id, run_id)
+        # `mlflow run` ends its own run, FINISHED or FAILED by the command's exit code.
+        if run_id != project_run_id:
+            client.set_terminated(run_id)
     except MlflowException as exc:
-        raise TrackingError(f"MLflow refused the run: {exc.message}", source=uri) from None
+        raise TrackingError(
+            f"MLflow refused the run: {scrub_credentials(exc.message, uri)}",
+            source=public_uri(uri),
+        ) from None
     return LoggedRun(run_id, experiment_id, name, uri)
 
 
@@ -186,14 +228,26 @@ def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) ->
     client.log_inputs(run_id, datasets=entries)
 
 
-def write_and_log(
-    writer: Any,
-    directory: Path,
-    **options: Any,
+def log_writer(
+    writer: BundleWriter,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    keep_bundle_at: str | os.PathLike[str] | None = None,
 ) -> LoggedRun:
-    """Write a :class:`~docevals_mlflow.tracking.bundle.BundleWriter` and log it."""
-    writer.write(directory)
-    return log_bundle(directory, **options)
+    """Write ``writer``'s bundle to a temporary folder and log it as a new run.
+
+    If logging fails and ``keep_bundle_at`` is given, the bundle is moved there first
+    (for ``docevals log``), then the error is raised.
+    """
+    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
+        folder = writer.write(Path(temporary) / "bundle")
+        try:
+            return log_bundle(folder, tracking_uri=tracking_uri, experiment=experiment)
+        except Exception:
+            if keep_bundle_at is not None:
+                keep_bundle(folder, Path(keep_bundle_at))
+            raise
 
 
 def require_bundle_dir(path: str | os.PathLike[str]) -> Path:

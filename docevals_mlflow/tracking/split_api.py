@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
-from docevals_mlflow.tracking.bundle import BundleWriter, keep_bundle
-from docevals_mlflow.tracking.runs import LoggedRun, log_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.runs import LoggedRun, log_writer
 from docevals_mlflow.tracking.split_layout import layout_split
 
 
@@ -42,10 +40,7 @@ def split_bundle(
         # The same digest rule as field comparisons: the bytes of the file, or of every
         # .json file of a folder with its name.
         writer.dataset(*fields_dataset(ground_truth))
-    for key, value in (params or {}).items():
-        writer.param(key, value)
-    for key, value in (tags or {}).items():
-        writer.tag(key, value)
+    writer.extras(params=params, tags=tags)
     return writer
 
 
@@ -78,14 +73,9 @@ def log_split_report(
         params=params,
         tags=tags,
     )
-    with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
-        folder = writer.write(Path(temporary) / "bundle")
-        try:
-            return log_bundle(folder, tracking_uri=tracking_uri, experiment=experiment)
-        except Exception:
-            if keep_bundle_at is not None:
-                keep_bundle(folder, Path(keep_bundle_at))
-            raise
+    return log_writer(
+        writer, tracking_uri=tracking_uri, experiment=experiment, keep_bundle_at=keep_bundle_at
+    )
 
 
 __all__ = ["log_split_report", "split_bundle"]

@@ -31,11 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.reports.markdown import table
+from docevals_mlflow.reports.markdown import figure_text, table
 from docevals_mlflow.split.graded import FIGURES
 from docevals_mlflow.split.report import SplitReport
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.layout import tag_evaluation
 
 CLASS_FIGURES = ("precision", "recall", "f1", "support", "predicted", "tp", "fp", "fn")
 DETECTION_FIGURES = ("precision", "recall", "f1", "tp", "fp", "fn")
@@ -94,10 +95,6 @@ def split_metrics(writer: BundleWriter, report: SplitReport, keys: KeyMap) -> No
         writer.metric(f"split/graded/{figure}", getattr(report.graded, figure))
 
 
-def _format(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
 def split_summary(report: SplitReport, verdict: str | None = None) -> str:
     """The Markdown run description of a split evaluation."""
     pages = report.page_level_accuracy
@@ -110,23 +107,23 @@ def split_summary(report: SplitReport, verdict: str | None = None) -> str:
     rows = [
         (
             "page-level accuracy",
-            _format(pages.accuracy),
+            figure_text(pages.accuracy),
             f"{pages.correct_pages}/{pages.total_pages} pages",
         ),
         (
             "split accuracy (without order)",
-            _format(unordered.accuracy),
+            figure_text(unordered.accuracy),
             f"{unordered.correct_sections}/{unordered.total_sections} sections",
         ),
         (
             "split accuracy (with order)",
-            _format(ordered.accuracy),
+            figure_text(ordered.accuracy),
             f"{ordered.correct_sections}/{ordered.total_sections} sections",
         ),
-        ("boundary F1", _format(report.boundaries.f1), ""),
-        ("section F1 (one-to-one)", _format(report.matching.exact.f1), ""),
-        ("page class macro F1", _format(report.classes.macro_f1), ""),
-        ("packet score", _format(report.graded.packet_score), "mean over packets"),
+        ("boundary F1", figure_text(report.boundaries.f1), ""),
+        ("section F1 (one-to-one)", figure_text(report.matching.exact.f1), ""),
+        ("page class macro F1", figure_text(report.classes.macro_f1), ""),
+        ("packet score", figure_text(report.graded.packet_score), "mean over packets"),
     ]
     return "\n".join([head, "", *table(["metric", "value", "counts"], rows)]) + "\n"
 
@@ -186,11 +183,7 @@ def layout_split(
     keys = KeyMap()
     writer.param("docevals.version", __version__)
     split_metrics(writer, report, keys)
-    writer.tag("docevals.kind", "evaluation")
-    writer.tag("docevals.report_kind", "split")
-    if verdict is not None:
-        writer.tag("docevals.verdict", verdict)
-    writer.tag("mlflow.note.content", split_summary(report, verdict))
+    tag_evaluation(writer, "split", verdict=verdict, note=split_summary(report, verdict))
     writer.text("report/report.json", report_json if report_json is not None else report.to_json())
     writer.text("report/report.md", markdown)
     writer.text("report/confusion_matrix.html", heatmap)

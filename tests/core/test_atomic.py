@@ -1,5 +1,3 @@
-
-
 def test_a_cache_write_skips_fsync_but_stays_atomic(tmp_path, monkeypatch):
     from docevals_mlflow.core.atomic import atomic_write_text
 

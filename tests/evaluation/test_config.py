@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from docevals_mlflow import (
 )
 from docevals_mlflow.evaluation.config import load_pipeline_config
 from tests.conftest import ModuleWriter
+from tests.helpers import write_text
 
 CHECKS_SOURCE = """\
 def total_ok(case):
@@ -39,14 +39,8 @@ EXACT_DEFAULTS = {
 }
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
 def config_error(path: Path, text: str) -> InputError:
-    write(path, text)
+    write_text(path, text)
     with pytest.raises(InputError) as raised:
         load_pipeline_config(path)
     return raised.value
@@ -56,10 +50,10 @@ def config_error(path: Path, text: str) -> InputError:
 
 
 def test_loads_yaml_into_pipeline_and_evaluator(tmp_path: Path) -> None:
-    write(tmp_path / "outputs" / "extract.json", '{"items": [2, 5]}')
-    write(tmp_path / "inputs" / "route-input.json", '{"total": 7}')
-    write(tmp_path / "truth" / "items.csv", "path,expected\n$.items[0],2\n$.items[1],4\n")
-    config = write(
+    write_text(tmp_path / "outputs" / "extract.json", '{"items": [2, 5]}')
+    write_text(tmp_path / "inputs" / "route-input.json", '{"total": 7}')
+    write_text(tmp_path / "truth" / "items.csv", "path,expected\n$.items[0],2\n$.items[1],4\n")
+    config = write_text(
         tmp_path / "pipeline.yaml",
         """\
         pipeline_id: invoice-7
@@ -121,8 +115,8 @@ def test_json_config_is_equivalent_to_yaml(tmp_path: Path) -> None:
             {"stage_id": "b", "input_from": "a", "prediction": {"z": 3}, "depends_on": ["a"]},
         ],
     }
-    json_config = write(tmp_path / "p.json", json.dumps(data))
-    yaml_config = write(
+    json_config = write_text(tmp_path / "p.json", json.dumps(data))
+    yaml_config = write_text(
         tmp_path / "p.yml",
         """\
         pipeline_id: p
@@ -140,8 +134,8 @@ def test_json_config_is_equivalent_to_yaml(tmp_path: Path) -> None:
 def test_relative_config_path_resolves_against_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(tmp_path / "configs" / "truth.json", '{"x": 1}')
-    write(
+    write_text(tmp_path / "configs" / "truth.json", '{"x": 1}')
+    write_text(
         tmp_path / "configs" / "p.yaml",
         """\
         pipeline_id: p
@@ -163,7 +157,7 @@ def test_relative_config_path_resolves_against_its_folder(
 
 
 def test_inline_value_references(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "p.yaml",
         """\
         pipeline_id: p
@@ -224,7 +218,7 @@ def test_inline_value_needs_an_id(tmp_path: Path) -> None:
 
 
 def test_reference_needs_exactly_one_of_path_and_value(tmp_path: Path) -> None:
-    write(tmp_path / "t.json", '{"x": 1}')
+    write_text(tmp_path / "t.json", '{"x": 1}')
     config = tmp_path / "p.yaml"
     error = config_error(
         config,
@@ -247,7 +241,7 @@ def test_metrics_by_stage_then_operation_then_default(
     tmp_path: Path, checks_module: ModuleWriter
 ) -> None:
     module = checks_module(tmp_path, CHECKS_SOURCE)
-    config = write(
+    config = write_text(
         tmp_path / "p.yaml",
         f"""\
         pipeline_id: p
@@ -313,7 +307,7 @@ def test_metrics_by_stage_then_operation_then_default(
 
 
 def test_default_metric_is_exact(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "p.yaml",
         """\
         pipeline_id: p
@@ -457,7 +451,7 @@ def test_stage_errors_carry_source_and_stage(tmp_path: Path, name: str) -> None:
 
 
 def test_missing_prediction_file_names_file_and_stage(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "p.yaml",
         """\
         pipeline_id: p
@@ -473,7 +467,7 @@ def test_missing_prediction_file_names_file_and_stage(tmp_path: Path) -> None:
 
 
 def test_missing_reference_file_names_file_and_stage(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "p.yaml",
         """\
         pipeline_id: p
@@ -490,7 +484,7 @@ def test_missing_reference_file_names_file_and_stage(tmp_path: Path) -> None:
 
 
 def test_prediction_and_prediction_file_together(tmp_path: Path) -> None:
-    write(tmp_path / "a.json", '{"x": 1}')
+    write_text(tmp_path / "a.json", '{"x": 1}')
     config = tmp_path / "p.yaml"
     error = config_error(
         config,
@@ -627,3 +621,25 @@ def test_callable_attribute_errors(tmp_path: Path, checks_module: ModuleWriter) 
 @pytest.fixture(autouse=True)
 def _no_sys_path_leaks(isolated_sys_path: None) -> None:
     """Every test here may import user modules from a config folder."""
+
+
+def test_files_sharing_a_stem_are_named_by_file_name(tmp_path: Path) -> None:
+    (tmp_path / "invoice-7.txt").write_text("Total 5.00", encoding="utf-8")
+    (tmp_path / "invoice-7.json").write_text('{"total": 5}', encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("checked", encoding="utf-8")
+    config = write_text(
+        tmp_path / "p.yaml",
+        """\
+        pipeline_id: p
+        stages:
+          - stage_id: a
+            prediction: {total: 5}
+            references:
+              - {path: invoice-7.txt, authority: evidence}
+              - {path: invoice-7.json, authority: ground_truth}
+              - {path: notes.txt, authority: evidence}
+        """,
+    )
+    pipeline, _ = load_pipeline_config(config)
+    ids = [reference.id for reference in pipeline.stage("a").references]
+    assert ids == ["invoice-7.txt", "invoice-7.json", "notes"]

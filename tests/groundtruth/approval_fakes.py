@@ -1,4 +1,5 @@
-"""Generation reports, review files and keys for the review and approval tests.
+"""Generation reports, review files, keys and approved cases for the review, approval
+and dataset tests.
 
 Reports are built directly (no panel), so these tests do not depend on generation.
 """
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.groundtruth.approval import sign_record
 from docevals_mlflow.groundtruth.models import (
     Candidate,
     ConsensusRow,
@@ -17,6 +19,11 @@ from docevals_mlflow.groundtruth.models import (
     ProviderGeneration,
     SourceSummary,
 )
+from docevals_mlflow.groundtruth.records import ApprovalRecord, ApprovedGroundTruth, content_digest
+from docevals_mlflow.groundtruth.signing import SigningKey
+
+KEY = SigningKey.generate()
+"""The approvers' key of :func:`approved` cases."""
 
 
 def generation_report(case_id: str = "statement-001") -> GenerationReport:
@@ -90,3 +97,18 @@ def read_json(path: Path) -> Any:
 def write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
+
+
+def approved(
+    case_id: str, rows: list[dict[str, Any]], by: str = "ann", key: SigningKey | None = KEY
+) -> ApprovedGroundTruth:
+    """An approved case of ``rows``, signed with ``key`` (``None``: unsigned)."""
+    record = ApprovalRecord(
+        case_id=case_id,
+        approved_by=by,
+        approved_at="2026-01-31T09:30:00Z",
+        content_sha256=content_digest(rows),
+    )
+    return ApprovedGroundTruth(
+        case_id=case_id, rows=rows, record=sign_record(record, key) if key else record
+    )

@@ -42,12 +42,6 @@ from tests.groundtruth.approval_fakes import (
 NOW = dt.datetime(2026, 3, 1, 9, 30, 15, 999, tzinfo=dt.timezone(dt.timedelta(hours=1)))
 
 
-@pytest.fixture(autouse=True)
-def _no_key_variables(monkeypatch):
-    for name in ("DOCEVALS_SIGNING_KEY", "DOCEVALS_SIGNING_KEY_PASSPHRASE", "DOCEVALS_PUBLIC_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def keys(tmp_path):
     return generate_keypair(tmp_path / "keys" / "alice")

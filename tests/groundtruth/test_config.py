@@ -4,7 +4,6 @@ and the field, never a key), and the panel it builds."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from docevals_mlflow.groundtruth.config import (
     load_generation_config,
 )
 from docevals_mlflow.groundtruth.panel import GroundTruthPanel
+from tests.helpers import write_text
 
 KEY = "sk-test-CONFIG-0123456789"
 
@@ -42,12 +42,6 @@ prices:
 ENV = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, "LOCAL_LLM_KEY": KEY}
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
 def two(**extra: object) -> dict[str, object]:
     """A minimal valid configuration as data."""
     data: dict[str, object] = {
@@ -63,7 +57,7 @@ def two(**extra: object) -> dict[str, object]:
 
 
 def refused(tmp_path: Path, data: object, name: str = "gen.json") -> InputError:
-    path = write(tmp_path / name, json.dumps(data))
+    path = write_text(tmp_path / name, json.dumps(data))
     with pytest.raises(InputError) as caught:
         load_generation_config(path)
     assert str(path) in str(caught.value)
@@ -71,7 +65,7 @@ def refused(tmp_path: Path, data: object, name: str = "gen.json") -> InputError:
 
 
 def test_the_documented_example_loads(tmp_path):
-    config = load_generation_config(write(tmp_path / "gen.yaml", EXAMPLE))
+    config = load_generation_config(write_text(tmp_path / "gen.yaml", EXAMPLE))
     assert config.expected_fields == ["$.currency", "$.amount", "$.account_name"]
     assert [g.label for g in config.generators] == ["gpt", "claude", "local"]
     assert [g.vote_group for g in config.generators] == [
@@ -88,7 +82,7 @@ def test_the_documented_example_loads(tmp_path):
 
 
 def test_the_panel_it_builds(tmp_path):
-    config = load_generation_config(write(tmp_path / "gen.yaml", EXAMPLE))
+    config = load_generation_config(write_text(tmp_path / "gen.yaml", EXAMPLE))
     panel = config.build_panel(environ=ENV, max_concurrency=5, cache=tmp_path / "cache")
     assert isinstance(panel, GroundTruthPanel)
     assert panel.labels == ["claude", "gpt", "local"]  # label order
@@ -111,7 +105,7 @@ def test_the_panel_it_builds(tmp_path):
 
 
 def test_a_missing_key_names_the_generator_and_variable(tmp_path):
-    config = load_generation_config(write(tmp_path / "gen.yaml", EXAMPLE))
+    config = load_generation_config(write_text(tmp_path / "gen.yaml", EXAMPLE))
     with pytest.raises(ConfigurationError) as caught:
         config.build_panel(environ={"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY})
     assert caught.value.path == "generators[2]"
@@ -141,8 +135,8 @@ def test_an_openai_compatible_server_needs_no_key():
 
 
 def test_instruction_file_is_read_relative_to_the_configuration(tmp_path):
-    write(tmp_path / "prompts" / "read.md", "Read the total from page 1.\n")
-    path = write(
+    write_text(tmp_path / "prompts" / "read.md", "Read the total from page 1.\n")
+    path = write_text(
         tmp_path / "gen.json", json.dumps(two(instruction=None, instruction_file="prompts/read.md"))
     )
     config = load_generation_config(path)
@@ -150,14 +144,16 @@ def test_instruction_file_is_read_relative_to_the_configuration(tmp_path):
 
 
 def test_instruction_file_missing_or_holding_a_key(tmp_path):
-    path = write(tmp_path / "gen.json", json.dumps(two(instruction=None, instruction_file="x.md")))
+    path = write_text(
+        tmp_path / "gen.json", json.dumps(two(instruction=None, instruction_file="x.md"))
+    )
     with pytest.raises(InputFileNotFoundError) as missing:
         load_generation_config(path)
     assert str(path) in str(missing.value)
     assert "instruction_file" in str(missing.value)
     assert "x.md" in str(missing.value)
 
-    write(tmp_path / "x.md", f"Use the key {KEY} if asked.")
+    write_text(tmp_path / "x.md", f"Use the key {KEY} if asked.")
     with pytest.raises(InputError) as keyed:
         load_generation_config(path)
     assert "API key" in str(keyed.value)
@@ -228,7 +224,7 @@ def test_samples_of_one_model_are_one_reader(tmp_path):
     assert "'openai:gpt-test'" in str(error)
     # Saying they are different readers is the user's call.
     same[1]["group"] = "warm"
-    load_generation_config(write(tmp_path / "ok.json", json.dumps(two(generators=same))))
+    load_generation_config(write_text(tmp_path / "ok.json", json.dumps(two(generators=same))))
 
 
 def test_generator_names_must_differ(tmp_path):
@@ -269,7 +265,7 @@ def test_a_key_in_the_file_is_refused_without_echoing_it(tmp_path, generator, wh
 def test_not_a_mapping_or_not_parseable(tmp_path):
     error = refused(tmp_path, ["a", "b"])
     assert "must be a mapping" in str(error)
-    path = write(tmp_path / "broken.yaml", "generators: [\n")
+    path = write_text(tmp_path / "broken.yaml", "generators: [\n")
     with pytest.raises(InputError) as caught:
         load_generation_config(path)
     assert "malformed YAML" in str(caught.value)

@@ -29,12 +29,6 @@ from docevals_mlflow.groundtruth.signing import (
 PAYLOAD = {"case_id": "c-1", "approved_by": "alice", "rows": [{"path": "$.a", "expected": 1}]}
 
 
-@pytest.fixture(autouse=True)
-def _no_key_variables(monkeypatch):
-    for name in ("DOCEVALS_SIGNING_KEY", "DOCEVALS_SIGNING_KEY_PASSPHRASE", "DOCEVALS_PUBLIC_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def keypair(tmp_path):
     return generate_keypair(tmp_path / "keys" / "alice")

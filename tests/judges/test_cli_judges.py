@@ -5,35 +5,17 @@ missing keys, configuration errors, the usage line, and keys kept out of every f
 
 from __future__ import annotations
 
-import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from docevals_mlflow import EvaluationReport, PipelineEvaluationReport, load_report
-from docevals_mlflow.cli import main
+from tests.helpers import assert_one_line_error, run, write_json, write_text
 from tests.judges.provider_server import ProviderServer, ok, status
 
 KEY = "sk-test-PLANTED-9"
 PREDICTION = {"invoice": "A-17", "total": 11.5, "items": [{"sku": "x", "qty": 2}]}
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def write_json(path: Path, data: Any) -> Path:
-    return write(path, json.dumps(data))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -63,6 +45,11 @@ def evaluate_case(
         output,
         *options,
     )
+
+
+def local_judge(server: ProviderServer, model: str = "local-vl") -> tuple[str, ...]:
+    """The options of one openai-compatible judge on the fake server."""
+    return ("--judge", "openai-compatible", "--base-url", server.base_url, "--model", model)
 
 
 def local_variants(server: ProviderServer, *models: str) -> str:
@@ -96,14 +83,6 @@ def judges_line(out: str) -> str:
     return line
 
 
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert err.startswith("docevals: error: "), err
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
-
-
 def disagreeing_answer(request_body: dict[str, Any] | None = None) -> dict[str, Any]:
     """A judgement calling the first prediction claim incorrect."""
     return {
@@ -134,12 +113,7 @@ def test_openai_compatible_judge_adds_a_metric_with_verdicts_and_usage(
         capsys,
         case_files,
         output,
-        "--judge",
-        "openai-compatible",
-        "--base-url",
-        provider_server.base_url,
-        "--model",
-        "local-vl",
+        *local_judge(provider_server),
         "--temperature",
         "0.2",
     )
@@ -187,12 +161,7 @@ def test_the_usage_line_counts_failed_requests(
         capsys,
         case_files,
         output,
-        "--judge",
-        "openai-compatible",
-        "--base-url",
-        provider_server.base_url,
-        "--model",
-        "local-vl",
+        *local_judge(provider_server),
     )
     assert code == 0, err
     judged = result_named(case_report(output), "llm_judge")
@@ -205,7 +174,7 @@ def test_openai_judge_uses_the_environment_key_and_reports_cost(
     capsys, provider_server: ProviderServer, case_files, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    prices = write(tmp_path / "prices.yaml", "gpt-test: {input: 2.0, output: 8.0}\n")
+    prices = write_text(tmp_path / "prices.yaml", "gpt-test: {input: 2.0, output: 8.0}\n")
     output = tmp_path / "report.json"
     code, out, err = evaluate_case(
         capsys,
@@ -308,7 +277,7 @@ def test_panel_of_two_models_votes_by_group(
     capsys, provider_server: ProviderServer, case_files, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml",
         f"""\
         name: invoice_panel
@@ -355,7 +324,7 @@ def test_panel_of_two_models_votes_by_group(
 def test_panel_prices_give_a_cost(
     capsys, provider_server: ProviderServer, case_files, tmp_path
 ) -> None:
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml",
         "variants:\n"
         + local_variants(provider_server, "m1", "m2")
@@ -380,12 +349,7 @@ def test_judge_cache_makes_the_second_run_free(
     capsys, provider_server: ProviderServer, case_files, tmp_path
 ) -> None:
     options = (
-        "--judge",
-        "openai-compatible",
-        "--base-url",
-        provider_server.base_url,
-        "--model",
-        "local-vl",
+        *local_judge(provider_server),
         "--judge-cache",
         tmp_path / "cache",
     )
@@ -409,7 +373,7 @@ def test_judge_cache_makes_the_second_run_free(
 def test_judge_cache_serves_panels_too(
     capsys, provider_server: ProviderServer, case_files, tmp_path
 ) -> None:
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml", "variants:\n" + local_variants(provider_server, "m1", "m2")
     )
     options = ("--panel", panel, "--judge-cache", tmp_path / "cache")
@@ -457,7 +421,7 @@ def pipeline_report(path: Path) -> PipelineEvaluationReport:
 def test_pipeline_judge_is_added_to_every_stage(
     capsys, provider_server: ProviderServer, tmp_path, isolated_sys_path
 ) -> None:
-    write(tmp_path / "checks.py", "def always(case):\n    return 1.0\n")
+    write_text(tmp_path / "checks.py", "def always(case):\n    return 1.0\n")
     config = write_pipeline(
         tmp_path, {"operations": {"route": [{"type": "function", "callable": "checks:always"}]}}
     )
@@ -468,12 +432,7 @@ def test_pipeline_judge_is_added_to_every_stage(
         config,
         "--output",
         output,
-        "--judge",
-        "openai-compatible",
-        "--base-url",
-        provider_server.base_url,
-        "--model",
-        "local-vl",
+        *local_judge(provider_server),
     )
     assert code == 0, err
     report = pipeline_report(output)
@@ -536,7 +495,7 @@ def test_pipeline_config_names_its_own_judges(
     capsys, provider_server: ProviderServer, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    write(
+    write_text(
         tmp_path / "panels" / "route.yaml",
         "variants:\n"
         "  - {name: gpt, provider: openai, model: gpt-a, "
@@ -559,7 +518,7 @@ def test_pipeline_config_names_its_own_judges(
             },
         },
     )
-    prices = write(tmp_path / "prices.yaml", "gpt-b: {input: 1, output: 1}\n")
+    prices = write_text(tmp_path / "prices.yaml", "gpt-b: {input: 1, output: 1}\n")
     output = tmp_path / "report.json"
     code, out, err = run(
         capsys,
@@ -604,12 +563,7 @@ def test_pipeline_judge_name_clash_is_refused(
         config,
         "--output",
         tmp_path / "report.json",
-        "--judge",
-        "openai-compatible",
-        "--model",
-        "m",
-        "--base-url",
-        provider_server.base_url,
+        *local_judge(provider_server, "m"),
     )
     assert code == 2
     assert_one_line_error(err, "'llm_judge'")
@@ -686,7 +640,7 @@ def test_bad_judge_options_exit_2(
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / "panel.yaml", "variants: [{provider: openai}]\n")
+    write_text(tmp_path / "panel.yaml", "variants: [{provider: openai}]\n")
     code, out, err = evaluate_case(capsys, case_files, tmp_path / "report.json", *options)
     assert code == 2
     assert_one_line_error(err, *fragments)
@@ -701,7 +655,7 @@ def test_unknown_judge_choice_is_a_usage_error(capsys, case_files, tmp_path) -> 
 
 
 def test_panel_with_unknown_provider_names_file_and_variant(capsys, case_files, tmp_path) -> None:
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml",
         """\
         variants:
@@ -718,7 +672,7 @@ def test_panel_with_a_key_in_it_is_refused_without_echoing_it(
     capsys, case_files, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml",
         f"""\
         variants:
@@ -732,7 +686,7 @@ def test_panel_with_a_key_in_it_is_refused_without_echoing_it(
 
 
 def test_panel_variant_without_its_key_names_the_variable(capsys, case_files, tmp_path) -> None:
-    panel = write(
+    panel = write_text(
         tmp_path / "panel.yaml",
         "variants:\n  - {name: claude, provider: anthropic}\n",
     )

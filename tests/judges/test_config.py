@@ -7,7 +7,6 @@ Nothing here sends a request: judges are built and inspected, never asked.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -32,19 +31,14 @@ from docevals_mlflow.judges.config import (
     load_prices,
 )
 from docevals_mlflow.judges.usage import Price, PriceTable, Usage
+from tests.helpers import write_text
 
 KEY = "sk-test-PLANTED-9"
 ENV = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY + "a"}
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
 def panel_error(path: Path, text: str) -> InputError:
-    write(path, text)
+    write_text(path, text)
     with pytest.raises(InputError) as raised:
         load_panel_config(path)
     return raised.value
@@ -242,7 +236,7 @@ PANEL = """\
 
 
 def test_panel_file_builds_a_panel_metric(tmp_path: Path) -> None:
-    config = load_panel_config(write(tmp_path / "panel.yaml", PANEL))
+    config = load_panel_config(write_text(tmp_path / "panel.yaml", PANEL))
     panel = config.build(environ=ENV)
     assert isinstance(panel, JudgePanelMetric)
     assert panel.name == "invoice_panel"
@@ -364,7 +358,7 @@ def test_missing_panel_file(tmp_path: Path) -> None:
 
 
 def test_building_a_variant_without_its_key_names_file_and_variant(tmp_path: Path) -> None:
-    path = write(tmp_path / "panel.yaml", PANEL)
+    path = write_text(tmp_path / "panel.yaml", PANEL)
     runtime = JudgeRuntime(environ={"OPENAI_API_KEY": KEY})
     with pytest.raises(ConfigurationError) as raised:
         runtime.panel_from_file(path)
@@ -380,7 +374,7 @@ def test_building_a_variant_without_its_key_names_file_and_variant(tmp_path: Pat
 
 def test_runtime_concurrency_fills_only_unset_limits(tmp_path: Path) -> None:
     runtime = JudgeRuntime(max_concurrency=1, environ=ENV)
-    panel = runtime.panel(load_panel_config(write(tmp_path / "panel.yaml", PANEL)), name="p")
+    panel = runtime.panel(load_panel_config(write_text(tmp_path / "panel.yaml", PANEL)), name="p")
     limits = {variant.name: variant.judge.adapter.transport for variant in panel.variants}
     assert panel.name == "p"
     # The file's own max_concurrency (2) is more specific than the command line's.
@@ -397,7 +391,7 @@ def test_runtime_concurrency_fills_only_unset_limits(tmp_path: Path) -> None:
 
 def test_price_file(tmp_path: Path) -> None:
     table = load_prices(
-        write(
+        write_text(
             tmp_path / "prices.yaml",
             """\
             gpt-a: {input: 1.0, output: 4.0}
@@ -413,7 +407,7 @@ def test_price_file(tmp_path: Path) -> None:
     "text", ["gpt-a: 3\n", "gpt-a: {input: -1, output: 1}\n", "gpt-a: {input: 1}\n"]
 )
 def test_bad_price_files_name_the_file(tmp_path, text) -> None:
-    path = write(tmp_path / "prices.yaml", text)
+    path = write_text(tmp_path / "prices.yaml", text)
     with pytest.raises(InputError) as raised:
         load_prices(path)
     assert str(path) in str(raised.value)
@@ -445,8 +439,8 @@ PIPELINE = """\
 def test_pipeline_config_names_judges_and_panels(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    write(tmp_path / "panels" / "panel.yaml", PANEL)
-    config = write(tmp_path / "pipeline.yaml", PIPELINE)
+    write_text(tmp_path / "panels" / "panel.yaml", PANEL)
+    config = write_text(tmp_path / "pipeline.yaml", PIPELINE)
     pipeline, evaluator = load_pipeline_config(config, judges=JudgeRuntime(max_concurrency=2))
     exact, judge = evaluator.default_metrics
     assert isinstance(exact, ExactStructuredMetric)
@@ -464,7 +458,7 @@ def test_pipeline_config_names_judges_and_panels(tmp_path: Path, monkeypatch) ->
 
 def test_pipeline_judges_build_without_a_runtime(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    config = write(
+    config = write_text(
         tmp_path / "pipeline.yaml",
         """\
         pipeline_id: p
@@ -491,7 +485,7 @@ def test_pipeline_judges_build_without_a_runtime(tmp_path: Path, monkeypatch) ->
     ],
 )
 def test_bad_judge_metrics_in_pipelines(tmp_path, metric, fragments) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "pipeline.yaml",
         f"pipeline_id: p\nmetrics: {{default: [{metric}]}}\n"
         "stages: [{stage_id: s, prediction: {a: 1}, input_data: {a: 1}}]\n",
@@ -505,7 +499,7 @@ def test_bad_judge_metrics_in_pipelines(tmp_path, metric, fragments) -> None:
 
 
 def test_a_key_in_a_pipeline_metric_is_refused(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "pipeline.yaml",
         f"""\
         pipeline_id: p
@@ -524,7 +518,7 @@ def test_a_key_in_a_pipeline_metric_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_missing_key_for_a_pipeline_judge_names_the_file(tmp_path: Path) -> None:
-    config = write(
+    config = write_text(
         tmp_path / "pipeline.yaml",
         """\
         pipeline_id: p
@@ -539,8 +533,8 @@ def test_a_missing_key_for_a_pipeline_judge_names_the_file(tmp_path: Path) -> No
 
 
 def test_panel_errors_name_the_panel_file(tmp_path: Path) -> None:
-    panel = write(tmp_path / "panels" / "bad.yaml", "variants: [{provider: nope}]\n")
-    config = write(
+    panel = write_text(tmp_path / "panels" / "bad.yaml", "variants: [{provider: nope}]\n")
+    config = write_text(
         tmp_path / "pipeline.yaml",
         """\
         pipeline_id: p

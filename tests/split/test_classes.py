@@ -44,6 +44,14 @@ def test_confusion_matrix_has_a_missing_row_only_when_needed():
     assert same_pages.labels == ["Invoice", "Receipt", "W2"]
 
 
+def test_most_frequent_keeps_the_busiest_classes_in_label_order():
+    confusion = evaluate_split(EXPECTED, PREDICTED).classes.confusion
+    # Pages on either side: Invoice 3+4, Receipt 2+2, W2 2+2, missing 1+0.
+    assert confusion.most_frequent(10) == [0, 1, 2, 3]
+    assert confusion.most_frequent(1) == [0]
+    assert confusion.most_frequent(3) == [0, 1, 2]
+
+
 def test_a_class_only_predicted_has_no_recall_and_zero_f1():
     expected = [{"section_id": "a", "document_class": "A", "page_indices": [0, 1]}]
     predicted = [

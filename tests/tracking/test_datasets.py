@@ -10,8 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.errors import ApprovalError, InputError
-from docevals_mlflow.groundtruth.approval import sign_record
-from docevals_mlflow.groundtruth.records import ApprovalRecord, ApprovedGroundTruth, content_digest
+from docevals_mlflow.groundtruth.records import content_digest
 from docevals_mlflow.groundtruth.signing import SigningKey
 from docevals_mlflow.tracking import datasets as datasets_module
 from docevals_mlflow.tracking.approval_runs import claim_version, public_uri
@@ -24,23 +23,9 @@ from docevals_mlflow.tracking.datasets import (
     register_ground_truth_dataset,
 )
 from docevals_mlflow.tracking.genai_mirror import mirror_dataset
+from tests.groundtruth.approval_fakes import KEY, approved
 
-KEY = SigningKey.generate()
 OTHER_KEY = SigningKey.generate()
-
-
-def approved(
-    case_id: str, rows: list[dict], by: str = "ann", key: SigningKey | None = KEY
-) -> ApprovedGroundTruth:
-    record = ApprovalRecord(
-        case_id=case_id,
-        approved_by=by,
-        approved_at="2026-01-31T09:30:00Z",
-        content_sha256=content_digest(rows),
-    )
-    return ApprovedGroundTruth(
-        case_id=case_id, rows=rows, record=sign_record(record, key) if key else record
-    )
 
 
 INVOICE_A = approved(

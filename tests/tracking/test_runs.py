@@ -10,7 +10,6 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow import (
-    DocumentSchema,
     EvaluationCase,
     EvaluationSpec,
     ExactStructuredMetric,
@@ -29,22 +28,8 @@ from docevals_mlflow.tracking.runs import (
     log_bundle,
     resolve_tracking_uri,
 )
+from tests.tracking.invoices import SCHEMA
 
-SCHEMA = DocumentSchema.model_validate(
-    {
-        "schema_id": "invoices",
-        "classes": [
-            {
-                "name": "Invoice",
-                "fields": {
-                    "number": {"method": "EXACT"},
-                    "total": {"method": "NUMERIC_EXACT", "threshold": 0.01},
-                    "lines": {"items": {"fields": {"sku": {"method": "EXACT"}}}},
-                },
-            }
-        ],
-    }
-)
 DOCUMENTS = [
     {
         "id": "a",
@@ -313,3 +298,16 @@ def test_judge_panel_params_metrics_and_review_queue(mlflow_store, tmp_path):
         ).read_text(encoding="utf-8")
     )
     assert queue[0]["reason"] == "minority dissent"
+
+
+def test_sqlite_artifacts_sit_next_to_the_database_not_the_working_folder(
+    mlflow_store, tmp_path, monkeypatch
+):
+    bundle = fields_bundle(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    logged = log_bundle(bundle, tracking_uri=mlflow_store, experiment="next to the db")
+    run = MlflowClient(mlflow_store).get_run(logged.run_id)
+    assert run.info.artifact_uri.startswith((tmp_path / "mlruns" / "next_to_the_db").as_uri())
+    assert list(elsewhere.iterdir()) == []

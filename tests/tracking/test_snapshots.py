@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from docevals_mlflow import (
-    DocumentSchema,
     compare_documents,
     compare_runs,
     load_run_snapshot,
@@ -19,22 +18,7 @@ from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.layout import layout_fields
 from docevals_mlflow.tracking.runs import TrackingUnavailableError
 from tests.tracking.evaluations import log_panel_run, panel_report
-
-SCHEMA = DocumentSchema.model_validate(
-    {
-        "schema_id": "invoices",
-        "classes": [
-            {
-                "name": "Invoice",
-                "fields": {
-                    "number": {"method": "EXACT"},
-                    "total": {"method": "NUMERIC_EXACT", "threshold": 0.01},
-                    "lines": {"items": {"fields": {"sku": {"method": "EXACT"}}}},
-                },
-            }
-        ],
-    }
-)
+from tests.tracking.invoices import SCHEMA
 
 
 def documents(wrong_total: bool) -> list[dict[str, object]]:

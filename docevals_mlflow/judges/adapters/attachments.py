@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import base64
 import functools
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from docevals_mlflow.core.artifacts import ReferenceArtifact
+from docevals_mlflow.core.pdf import MUPDF_LOCK, open_pdf, pymupdf_module
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.judges.request import ATTACHED_KINDS
 
@@ -34,10 +34,6 @@ COMMON_IMAGE_TYPES: frozenset[str] = frozenset(
 
 DEFAULT_PDF_DPI = 150
 DEFAULT_MAX_PDF_PAGES = 20
-
-# pymupdf (MuPDF) must not be used from several threads at once, even on different
-# documents; adapters render in worker threads, so every call goes through this lock.
-_PYMUPDF_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -170,14 +166,6 @@ def read_reference_bytes(reference: ReferenceArtifact) -> bytes:
         ) from None
 
 
-def _pymupdf() -> Any:
-    """The pymupdf module, typed as ``Any`` (it has no complete type hints) and imported
-    only when a PDF or an unusual image is converted: the import is slow."""
-    import pymupdf
-
-    return pymupdf
-
-
 @dataclass(frozen=True)
 class RenderedPdf:
     """PNG images of the first pages of a PDF."""
@@ -199,22 +187,12 @@ def render_pdf(
     Raises:
         ValueError: the bytes are not a readable PDF.
     """
-    pymupdf = _pymupdf()
-    with _PYMUPDF_LOCK:
-        try:
-            document = pymupdf.open(stream=data, filetype="pdf")
-        except Exception as exc:  # pymupdf raises its own types for broken files
-            raise ValueError(f"not a readable PDF ({exc})") from None
-        try:
-            if document.needs_pass:
-                raise ValueError("the PDF is password-protected")
-            total = document.page_count
-            pages = tuple(
-                document[number].get_pixmap(dpi=dpi).tobytes("png")
-                for number in range(min(total, max_pages))
-            )
-        finally:
-            document.close()
+    with open_pdf(data) as document:
+        total = document.page_count
+        pages = tuple(
+            document[number].get_pixmap(dpi=dpi).tobytes("png")
+            for number in range(min(total, max_pages))
+        )
     return RenderedPdf(pages=pages, total_pages=total)
 
 
@@ -260,8 +238,8 @@ def to_png(data: bytes) -> bytes:
     Raises:
         ValueError: pymupdf cannot read the image.
     """
-    pymupdf = _pymupdf()
-    with _PYMUPDF_LOCK:
+    pymupdf = pymupdf_module()
+    with MUPDF_LOCK:
         try:
             pixmap = pymupdf.Pixmap(data)
         except Exception as exc:  # pymupdf raises its own types for unreadable images

@@ -1,0 +1,384 @@
+"""Counterfactual (oracle-swap) attribution of failures that co-occur upstream.
+
+When a stage and one of its ancestors both fail, attribution from verdicts stops at
+``upstream_or_combined``: the failure "must not be blamed on this stage alone". The
+way out is to rerun the stage on corrected input. :class:`Counterfactual` does that
+for every such stage: it replaces each direct upstream output by its ground-truth
+(or approved) version, rebuilds the stage's input, gets a new output from the
+registered action (or a recorded rerun result) and scores it with the stage's own
+metrics:
+
+* the rerun passes → ``caused_by_upstream``: the upstream failure caused this one;
+* it still fails → ``independent_failure``: the stage has a problem of its own;
+* it cannot be rerun (no action, no ground truth upstream, the action raised) or the
+  rerun is uncertain → the attribution stays ``upstream_or_combined``.
+
+The rerun's input, output, metric results and reason are kept on the stage report
+(:class:`~docevals_mlflow.core.diagnostics.CounterfactualRerun`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.claims import reference_claims
+from docevals_mlflow.core.diagnostics import CounterfactualRerun, RerunOutcome
+from docevals_mlflow.core.fingerprints import canonical_json
+from docevals_mlflow.core.literals import FailureContext
+from docevals_mlflow.core.model import FrozenModel
+from docevals_mlflow.core.paths import FieldPath, lookup
+from docevals_mlflow.core.reports import EvaluationReport
+from docevals_mlflow.core.results import MetricResult
+from docevals_mlflow.core.values import as_bool, as_number
+from docevals_mlflow.core.verdicts import combine_verdicts
+from docevals_mlflow.errors import ConfigurationError, DocEvalsError
+
+Action = Callable[[Any], Any]
+"""Reruns an operation: corrected input in, new output out (may be ``async``)."""
+InputBuilder = Callable[[EvaluationCase, Mapping[str, Any]], Any]
+"""``(stage, corrected upstream outputs by stage id) -> input_data`` for the rerun."""
+Scorer = Callable[[EvaluationCase], Awaitable[list[MetricResult]]]
+"""Scores a stage case with that stage's metrics (supplied by the evaluator)."""
+
+_OUTCOME_CONTEXT: dict[RerunOutcome, FailureContext] = {
+    "caused_by_upstream": "caused_by_upstream",
+    "independent_failure": "independent_failure",
+    "inconclusive": "upstream_or_combined",
+    "not_rerun": "upstream_or_combined",
+}
+
+
+class RecordedRerun(FrozenModel):
+    """A rerun done elsewhere: the stage's output on corrected upstream input.
+
+    ``input_data`` (optional) is the corrected input it was run on, kept in the
+    report; without it the input the evaluator would have built is recorded.
+    """
+
+    pipeline_id: str = Field(min_length=1)
+    stage_id: str = Field(min_length=1)
+    prediction: Any
+    input_data: Any = None
+
+
+class RerunUnavailable(Exception):
+    """A stage cannot be rerun; the message (why) becomes the rerun's reason."""
+
+
+def _copy(value: Any) -> Any:
+    # Actions may mutate their input; never let them reach a reference's content.
+    return copy.deepcopy(value)
+
+
+def _same(first: Any, second: Any) -> bool:
+    try:
+        return canonical_json(first) == canonical_json(second)
+    except DocEvalsError:
+        return bool(first == second)
+
+
+def _typed_like(text: Any, current: Any) -> Any:
+    """A path-table value (often CSV text) in the type of the value it corrects."""
+    if not isinstance(text, str) or isinstance(current, str) or current is None:
+        return text
+    if isinstance(current, bool):
+        flag = as_bool(text)
+        return text if flag is None else flag
+    if isinstance(current, (int, float)):
+        number = as_number(text)
+        if number is None:
+            return text
+        return int(number) if isinstance(current, int) and number.is_integer() else number
+    return text
+
+
+def _set_path(document: Any, path: FieldPath, value: Any) -> Any:
+    """``document`` with ``value`` at ``path``, creating objects and list slots."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(head, int):
+        items = list(document) if isinstance(document, list) else []
+        while len(items) <= head:
+            items.append(None)
+        items[head] = _set_path(items[head], rest, value)
+        return items
+    mapping = dict(document) if isinstance(document, Mapping) else {}
+    mapping[head] = _set_path(mapping.get(head), rest, value)
+    return mapping
+
+
+def oracle_output(stage: EvaluationCase, passed: bool) -> tuple[Any, str]:
+    """The ground-truth version of ``stage``'s output, and where it came from.
+
+    One ground-truth reference with content (JSON, text, a table) is the output as
+    it should have been. Path tables name some fields only: their values are
+    patched into the stage's own prediction (keeping the prediction's number or
+    boolean type where the text converts). A stage without ground truth that passed
+    keeps its own prediction.
+
+    Raises:
+        RerunUnavailable: no usable ground truth for a stage that did not pass, or
+            several whole-document ground truths to choose from.
+    """
+    truth = [
+        reference
+        for reference in stage.references
+        if reference.authority == "ground_truth" and reference.content is not None
+    ]
+    documents = [reference for reference in truth if reference.content_format != "path_table"]
+    tables = [reference for reference in truth if reference.content_format == "path_table"]
+    if len(documents) == 1:
+        return _copy(documents[0].content), f"reference {documents[0].id}"
+    if len(documents) > 1:
+        names = ", ".join(reference.id for reference in documents)
+        raise RerunUnavailable(
+            f"upstream stage {stage.stage_id!r} has several ground-truth documents ({names}); "
+            "pass build_input= to say which one feeds the rerun"
+        )
+    if tables:
+        patched = _copy(stage.prediction)
+        for reference in tables:
+            for claim in reference_claims(reference):
+                _, current = lookup(patched, claim.path)
+                patched = _set_path(patched, claim.path, _typed_like(claim.expected, current))
+        return patched, "path table " + ", ".join(reference.id for reference in tables)
+    if passed:
+        return _copy(stage.prediction), "own prediction (passed)"
+    raise RerunUnavailable(
+        f"upstream stage {stage.stage_id!r} failed and has no ground-truth reference "
+        "with content to rerun from"
+    )
+
+
+def default_rerun_input(
+    stage: EvaluationCase, corrected: Mapping[str, Any], recorded: Mapping[str, Any]
+) -> Any:
+    """The stage's input rebuilt from corrected upstream outputs.
+
+    ``recorded`` holds the upstream outputs as they were. The rules, in order:
+
+    * no recorded ``input_data``: the single dependency's corrected output, or a
+      mapping ``{stage id: corrected output}`` for several;
+    * ``input_data`` equal to one dependency's recorded output (``input_from``):
+      that dependency's corrected output;
+    * ``input_data`` a mapping with keys named after dependencies: those values
+      replaced by the corrected outputs.
+
+    Raises:
+        RerunUnavailable: the recorded input shows no dependency's output.
+    """
+    dependencies = list(stage.depends_on)
+    if stage.input_data is None:
+        if len(dependencies) == 1:
+            return corrected[dependencies[0]]
+        return {name: corrected[name] for name in dependencies}
+    matching = [name for name in dependencies if _same(stage.input_data, recorded[name])]
+    if len(matching) == 1:
+        return corrected[matching[0]]
+    if isinstance(stage.input_data, Mapping):
+        keyed = [name for name in dependencies if name in stage.input_data]
+        if keyed:
+            rebuilt = _copy(dict(stage.input_data))
+            rebuilt.update({name: corrected[name] for name in keyed})
+            return rebuilt
+    raise RerunUnavailable(
+        "cannot tell how the upstream outputs feed this stage's input_data (it neither "
+        "equals an upstream prediction nor has keys named after upstream stages); pass "
+        "build_input= to Counterfactual"
+    )
+
+
+class Counterfactual:
+    """Oracle-swap reruns for stages that failed along with an upstream stage.
+
+    ``actions`` maps a stage id or an operation (a stage id wins) to the function
+    that performs it: it receives the corrected input and returns the new output,
+    and may be ``async``. ``reruns`` are rerun results recorded elsewhere (they win
+    over an action). ``build_input(stage, corrected)`` rebuilds a stage's input from
+    corrected upstream outputs where :func:`default_rerun_input` cannot.
+
+    Pass it to :class:`~docevals_mlflow.PipelineEvaluator` (``counterfactual=``);
+    without it nothing is rerun and evaluation is unchanged.
+    """
+
+    def __init__(
+        self,
+        actions: Mapping[str, Action] | None = None,
+        *,
+        reruns: Iterable[RecordedRerun] = (),
+        build_input: InputBuilder | None = None,
+    ) -> None:
+        self.actions = dict(actions or {})
+        for name, action in self.actions.items():
+            if not callable(action):
+                raise ConfigurationError(
+                    f"action {name!r} is not callable", expected="a function of the input"
+                )
+        self.reruns: dict[tuple[str, str], RecordedRerun] = {}
+        for rerun in reruns:
+            key = (rerun.pipeline_id, rerun.stage_id)
+            if key in self.reruns:
+                raise ConfigurationError(
+                    f"two recorded reruns for pipeline {rerun.pipeline_id!r} stage "
+                    f"{rerun.stage_id!r}",
+                    expected="one per stage",
+                )
+            self.reruns[key] = rerun
+        self.build_input = build_input
+
+    def action_for(self, stage: EvaluationCase) -> Action | None:
+        """The action registered for the stage id, else for its operation."""
+        return self.actions.get(stage.stage_id) or self.actions.get(stage.operation)
+
+    async def apply(
+        self,
+        pipeline_id: str,
+        stages: Sequence[EvaluationCase],
+        reports: Sequence[EvaluationReport],
+        score: Scorer,
+    ) -> list[EvaluationReport]:
+        """``reports`` with every ``upstream_or_combined`` failure rerun and refined.
+
+        ``stages`` are the resolved stages (in the order of ``reports``); ``score``
+        runs a stage's metrics on a case.
+        """
+        by_id = {stage.stage_id: stage for stage in stages}
+        report_of = {report.stage_id: report for report in reports}
+        pending = [
+            (index, report)
+            for index, report in enumerate(reports)
+            if report.failure_context == "upstream_or_combined"
+        ]
+        if not pending:
+            return list(reports)
+        refined = await asyncio.gather(
+            *(self._rerun(pipeline_id, by_id, report_of, report, score) for _, report in pending)
+        )
+        out = list(reports)
+        for (index, _), report in zip(pending, refined, strict=True):
+            out[index] = report
+        return out
+
+    async def _rerun(
+        self,
+        pipeline_id: str,
+        stages: Mapping[str, EvaluationCase],
+        reports: Mapping[str, EvaluationReport],
+        report: EvaluationReport,
+        score: Scorer,
+    ) -> EvaluationReport:
+        stage = stages[report.stage_id]
+        record = await self._record(pipeline_id, stage, stages, reports, score)
+        return report.model_copy(
+            update={
+                "failure_context": _OUTCOME_CONTEXT[record.outcome],
+                "counterfactual": record,
+            }
+        )
+
+    async def _record(
+        self,
+        pipeline_id: str,
+        stage: EvaluationCase,
+        stages: Mapping[str, EvaluationCase],
+        reports: Mapping[str, EvaluationReport],
+        score: Scorer,
+    ) -> CounterfactualRerun:
+        recorded = self.reruns.get((pipeline_id, stage.stage_id))
+        action = self.action_for(stage)
+        if recorded is None and action is None:
+            return CounterfactualRerun(
+                outcome="not_rerun",
+                reason=f"no action registered for stage {stage.stage_id!r} or operation "
+                f"{stage.operation!r}, and no recorded rerun",
+            )
+        corrected: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        input_data: Any = None
+        problem: str | None = None
+        try:
+            for name in stage.depends_on:
+                passed = reports[name].verdict == "pass"
+                corrected[name], sources[name] = oracle_output(stages[name], passed)
+            input_data = self._input(stage, corrected, stages)
+        except RerunUnavailable as exc:
+            problem = str(exc)
+        except Exception as exc:  # a user's build_input: its failure stays local
+            problem = f"build_input raised {type(exc).__name__}: {exc}"
+        if recorded is not None:
+            source = "recorded"
+            if recorded.input_data is not None:
+                input_data, problem = recorded.input_data, None
+            prediction = recorded.prediction
+        else:
+            if problem is not None:
+                return CounterfactualRerun(
+                    outcome="not_rerun", corrected_upstream=sources, reason=problem
+                )
+            assert action is not None
+            source = "action"
+            try:
+                prediction = action(_copy(input_data))
+                if inspect.isawaitable(prediction):
+                    prediction = await prediction
+                prediction = _plain(prediction)
+            except Exception as exc:  # the system under test: any failure stays local
+                return CounterfactualRerun(
+                    outcome="not_rerun",
+                    source="action",
+                    corrected_upstream=sources,
+                    input_data=input_data,
+                    reason=f"the action raised {type(exc).__name__}: {exc}",
+                )
+        rerun_case = stage.model_copy(update={"input_data": input_data, "prediction": prediction})
+        results = await score(rerun_case)
+        verdict = combine_verdicts(result.verdict for result in results)
+        outcome: RerunOutcome
+        reason = None
+        if verdict == "pass":
+            outcome = "caused_by_upstream"
+        elif verdict == "fail":
+            outcome = "independent_failure"
+        else:
+            outcome = "inconclusive"
+            reason = f"the rerun's verdict is {verdict}, so the attribution stays combined"
+        if problem is not None and recorded is not None:
+            reason = f"{reason + '; ' if reason else ''}input not recorded: {problem}"
+        return CounterfactualRerun(
+            outcome=outcome,
+            source=source,
+            corrected_upstream=sources,
+            input_data=input_data,
+            prediction=prediction,
+            verdict=verdict,
+            metric_results=list(results),
+            reason=reason,
+        )
+
+    def _input(
+        self,
+        stage: EvaluationCase,
+        corrected: Mapping[str, Any],
+        stages: Mapping[str, EvaluationCase],
+    ) -> Any:
+        if self.build_input is not None:
+            return self.build_input(stage, corrected)
+        recorded = {name: stages[name].prediction for name in stage.depends_on}
+        return default_rerun_input(stage, corrected, recorded)
+
+
+def _plain(value: Any) -> Any:
+    """An action's output as JSON data where possible (reports must serialise it)."""
+    try:
+        return json.loads(canonical_json(value))
+    except DocEvalsError:
+        return value

@@ -1,0 +1,325 @@
+"""``recipes/MLproject``: every entry point is a valid docevals command, the recipes
+run through the real ``mlflow run``, and the run ``mlflow run`` creates is the
+docevals run (or the parent of the runs that cannot share it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from mlflow.tracking import MlflowClient
+
+from docevals_mlflow.cli import build_parser
+from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.project_runs import several_runs
+from docevals_mlflow.tracking.runs import log_bundle
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPES = REPO / "recipes"
+ENTRY_POINTS = {
+    "quickstart",
+    "evaluate-fields",
+    "evaluate-pipeline",
+    "evaluate-case",
+    "split",
+    "generate-references",
+    "approve",
+    "register-dataset",
+    "compare",
+}
+PREFIX = "cd {workdir} && python -m docevals_mlflow "
+GATE = "$([ {fail_on_regression} = true ] && echo --fail-on-regression)"
+
+
+def load_entry_points() -> dict[str, dict[str, object]]:
+    project = yaml.safe_load((RECIPES / "MLproject").read_text(encoding="utf-8"))
+    assert project["name"] == "docevals"
+    entry_points: dict[str, dict[str, object]] = project["entry_points"]
+    return entry_points
+
+
+# --- the MLproject file ----------------------------------------------------------
+
+
+def test_the_recipes_the_docs_promise_exist() -> None:
+    assert set(load_entry_points()) == ENTRY_POINTS
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_each_command_parses_as_a_docevals_command(name: str) -> None:
+    entry = load_entry_points()[name]
+    parameters: dict[str, dict[str, object]] = entry["parameters"]  # type: ignore[assignment]
+    command: str = entry["command"]  # type: ignore[assignment]
+    placeholders = set(re.findall(r"\{(\w+)\}", command))
+    # MLflow formats the command with the parameters: an unknown placeholder fails
+    # every run, an unused parameter is silently ignored.
+    assert placeholders == set(parameters), name
+    for parameter in parameters.values():
+        assert parameter["type"] in {"string", "float", "path", "uri"}
+    assert parameters["workdir"] == {"type": "path", "default": "."}
+    assert command.startswith(PREFIX), command
+
+    variants = [command]
+    if GATE in command:
+        variants = [command.replace(GATE, ""), command.replace(GATE, "--fail-on-regression")]
+    for variant in variants:
+        filled = variant.removeprefix(PREFIX)
+        for key, parameter in parameters.items():
+            # Defaults must be valid as they are; required values are placeholders.
+            value = str(parameter.get("default", f"value-of-{key}"))
+            filled = filled.replace("{" + key + "}", shlex.quote(value))
+        # A usage error would exit 2 (SystemExit) instead of returning arguments.
+        arguments = build_parser().parse_args(shlex.split(filled))
+        assert arguments.command == filled.split()[0]
+
+
+def test_compare_gates_only_when_asked() -> None:
+    command: str = load_entry_points()["compare"]["command"]  # type: ignore[assignment]
+    gate = GATE.removeprefix("$(").removesuffix(")")
+    for value, expected in (("true", "--fail-on-regression\n"), ("false", "")):
+        shell = gate.replace("{fail_on_regression}", shlex.quote(value))
+        printed = subprocess.run(
+            ["bash", "-c", shell], capture_output=True, text=True, check=False
+        ).stdout
+        assert printed == expected, (value, command)
+
+
+# --- logging under `mlflow run` (in process: MLFLOW_RUN_ID set by hand) -----------
+
+
+def bundle(tmp_path: Path, name: str, **params: str) -> Path:
+    writer = BundleWriter(run_name=name)
+    writer.param("docevals.version", "test")
+    for key, value in params.items():
+        writer.param(key, value)
+    writer.metric("overall/f1", 0.75)
+    writer.tag("docevals.kind", "evaluation")
+    writer.text("report/report.md", "# report\n")
+    return writer.write(tmp_path / name)
+
+
+def project_run(uri: str, monkeypatch: pytest.MonkeyPatch, **params: str) -> str:
+    """A run as `mlflow run` leaves it for its command: RUNNING, params logged, id in
+    MLFLOW_RUN_ID."""
+    client = MlflowClient(uri)
+    run = client.create_run("0", tags={"mlflow.project.entryPoint": "evaluate-fields"})
+    for key, value in params.items():
+        client.log_param(run.info.run_id, key, value)
+    monkeypatch.setenv("MLFLOW_RUN_ID", run.info.run_id)
+    return str(run.info.run_id)
+
+
+def all_runs(uri: str) -> list[object]:
+    client = MlflowClient(uri)
+    ids = [experiment.experiment_id for experiment in client.search_experiments()]
+    return list(client.search_runs(ids))
+
+
+def test_the_project_run_is_the_docevals_run(mlflow_store, tmp_path, monkeypatch):
+    project = project_run(mlflow_store, monkeypatch, predicted="p.jsonl")
+    logged = log_bundle(bundle(tmp_path, "fields", **{"schema.id": "invoices"}))
+    assert logged.run_id == project
+    assert logged.experiment_name == "Default"  # the project's, not "docevals"
+    run = MlflowClient(mlflow_store).get_run(project)
+    assert run.data.metrics == {"overall/f1": 0.75}
+    assert run.data.params == {
+        "predicted": "p.jsonl",
+        "docevals.version": "test",
+        "schema.id": "invoices",
+    }
+    assert run.data.tags["docevals.kind"] == "evaluation"
+    assert run.data.tags["mlflow.project.entryPoint"] == "evaluate-fields"
+    # `mlflow run` ends its run by the command's exit code; docevals leaves it open.
+    assert run.info.status == "RUNNING"
+    assert len(all_runs(mlflow_store)) == 1
+
+
+def test_a_second_run_becomes_a_linked_child(mlflow_store, tmp_path, monkeypatch):
+    project = project_run(mlflow_store, monkeypatch)
+    log_bundle(bundle(tmp_path, "first"))
+    second = log_bundle(bundle(tmp_path, "second"), experiment="ignored")
+    assert second.run_id != project
+    client = MlflowClient(mlflow_store)
+    child = client.get_run(second.run_id)
+    assert child.info.run_name == "second"
+    assert child.info.experiment_id == "0"  # nested runs show under their parent
+    assert child.info.status == "FINISHED"
+    assert child.data.tags["mlflow.parentRunId"] == project
+    assert child.data.tags["docevals.project_run_id"] == project
+    assert client.get_run(project).data.tags["docevals.runs"] == second.run_id
+
+
+def test_several_runs_are_all_children(mlflow_store, tmp_path, monkeypatch):
+    project = project_run(mlflow_store, monkeypatch, documents="20")
+    with several_runs():
+        first = log_bundle(bundle(tmp_path, "prompt-v1", **{"prompt.version": "1"}))
+        second = log_bundle(bundle(tmp_path, "prompt-v2", **{"prompt.version": "2"}))
+    client = MlflowClient(mlflow_store)
+    assert client.get_run(project).data.tags["docevals.runs"] == (f"{first.run_id},{second.run_id}")
+    assert "docevals.kind" not in client.get_run(project).data.tags
+    for logged in (first, second):
+        assert client.get_run(logged.run_id).data.tags["mlflow.parentRunId"] == project
+    # Outside the block, the project run is free to be the docevals run again.
+    assert log_bundle(bundle(tmp_path, "later")).run_id == project
+
+
+def test_a_param_the_project_run_holds_otherwise_makes_a_child(mlflow_store, tmp_path, monkeypatch):
+    project = project_run(mlflow_store, monkeypatch, **{"schema.id": "from-the-recipe"})
+    logged = log_bundle(bundle(tmp_path, "fields", **{"schema.id": "invoices"}))
+    assert logged.run_id != project
+    client = MlflowClient(mlflow_store)
+    assert client.get_run(project).data.params == {"schema.id": "from-the-recipe"}
+    assert client.get_run(logged.run_id).data.params["schema.id"] == "invoices"
+
+
+def test_an_explicit_run_is_linked_not_taken_over(mlflow_store, tmp_path, monkeypatch):
+    project = project_run(mlflow_store, monkeypatch)
+    client = MlflowClient(mlflow_store)
+    approval = client.create_run(client.create_experiment("docevals-ground-truth"))
+    logged = log_bundle(bundle(tmp_path, "approval"), run_id=approval.info.run_id)
+    assert logged.run_id == approval.info.run_id
+    tags = client.get_run(logged.run_id).data.tags
+    assert tags["docevals.project_run_id"] == project
+    assert "mlflow.parentRunId" not in tags  # another experiment: linked, not nested
+    assert client.get_run(project).data.tags["docevals.runs"] == logged.run_id
+
+
+def test_a_run_id_of_another_store_is_ignored(mlflow_store, tmp_path, monkeypatch):
+    # A copy of the empty, migrated store: a second store without migrating again.
+    shutil.copy(mlflow_store.removeprefix("sqlite:///"), tmp_path / "other.db")
+    project_run(mlflow_store, monkeypatch)
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    logged = log_bundle(bundle(tmp_path, "elsewhere"), tracking_uri=other)
+    run = MlflowClient(other).get_run(logged.run_id)
+    assert run.info.run_name == "elsewhere"
+    assert "mlflow.parentRunId" not in run.data.tags
+
+
+def test_a_stale_run_id_is_a_clear_error(mlflow_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_RUN_ID", "0123456789abcdef0123456789abcdef")
+    with pytest.raises(ConfigurationError, match="MLFLOW_RUN_ID names run '0123456789abcdef"):
+        log_bundle(bundle(tmp_path, "fields"))
+    assert all_runs(mlflow_store) == []
+
+
+# --- the real `mlflow run` ----------------------------------------------------------
+
+
+def mlflow_run(cwd: Path, entry_point: str, *parameters: str) -> subprocess.CompletedProcess[str]:
+    """``mlflow run recipes -e ENTRY_POINT -P ... --env-manager local`` from ``cwd``.
+
+    The recipes call ``python`` from PATH: this interpreter's folder goes first.
+    """
+    environment = dict(os.environ)
+    environment.pop("MLFLOW_RUN_ID", None)  # in case the suite itself runs under `mlflow run`
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment["PATH"]])
+    arguments = [sys.executable, "-m", "mlflow", "run", str(RECIPES), "-e", entry_point]
+    for parameter in parameters:
+        arguments += ["-P", parameter]
+    return subprocess.run(
+        [*arguments, "--env-manager", "local"],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def project_runs(client: MlflowClient, entry_point: str) -> list[object]:
+    return list(
+        client.search_runs(
+            ["0"], filter_string=f"tags.`mlflow.project.entryPoint` = '{entry_point}'"
+        )
+    )
+
+
+def test_recipes_run_through_mlflow_run(mlflow_store, tmp_path):
+    client = MlflowClient(mlflow_store)
+
+    # quickstart: two prompt versions, side by side under the project run.
+    done = mlflow_run(tmp_path, "quickstart", "documents=12", "seed=3")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (quickstart,) = project_runs(client, "quickstart")
+    assert quickstart.info.status == "FINISHED"
+    assert quickstart.data.params == {
+        "documents": "12",
+        "seed": "3",
+        "output_dir": "docevals-quickstart",
+        "workdir": ".",  # logged as given; the command got it resolved
+    }
+    children = {
+        run.info.run_name: run
+        for run in client.search_runs(
+            ["0"], filter_string=f"tags.`mlflow.parentRunId` = '{quickstart.info.run_id}'"
+        )
+    }
+    assert set(children) == {"prompt-v1", "prompt-v2"}
+    assert quickstart.data.tags["docevals.runs"].split(",") == [
+        children["prompt-v1"].info.run_id,
+        children["prompt-v2"].info.run_id,
+    ]
+    for name, child in children.items():
+        assert child.data.params["prompt.version"] == name.removeprefix("prompt-")
+        assert child.data.tags["docevals.kind"] == "evaluation"
+        assert child.info.status == "FINISHED"
+    assert (
+        children["prompt-v2"].data.metrics["overall/f1"]
+        > children["prompt-v1"].data.metrics["overall/f1"]
+    )
+    # Relative outputs land where `mlflow run` was started, not in recipes/.
+    generated = tmp_path / "docevals-quickstart"
+    assert (generated / "reports" / "prompt-v1.json").is_file()
+    assert not (RECIPES / "docevals-quickstart").exists()
+
+    # evaluate-fields, with an extra option passed through (-P fail-under=...): the
+    # project run is the evaluation run; the breached threshold fails it (exit 1).
+    done = mlflow_run(
+        tmp_path,
+        "evaluate-fields",
+        "predicted=docevals-quickstart/predictions_v1.jsonl",
+        "expected=docevals-quickstart/ground_truth.jsonl",
+        "schema=docevals-quickstart/schema.yaml",
+        "fail-under=f1=0.999",
+    )
+    assert done.returncode != 0
+    assert "f1" in done.stderr
+    (evaluation,) = project_runs(client, "evaluate-fields")
+    assert evaluation.info.status == "FAILED"
+    report = json.loads((tmp_path / "docevals-output" / "fields.json").read_text("utf-8"))
+    assert evaluation.data.metrics["overall/f1"] == pytest.approx(
+        report["overall"]["metrics"]["f1"]
+    )
+    assert evaluation.data.metrics["overall/f1"] == pytest.approx(
+        children["prompt-v1"].data.metrics["overall/f1"]
+    )
+    assert evaluation.data.tags["docevals.kind"] == "evaluation"
+    assert evaluation.data.params["predicted"] == "docevals-quickstart/predictions_v1.jsonl"
+    assert evaluation.data.params["fail-under"] == "f1=0.999"
+    assert evaluation.data.params["schema.id"]
+    assert "mlflow.parentRunId" not in evaluation.data.tags
+    assert "report/report.json" in {
+        entry.path for entry in client.list_artifacts(evaluation.info.run_id, "report")
+    }
+
+    # compare: finds the children by name; the project run is the comparison run.
+    done = mlflow_run(
+        tmp_path, "compare", "baseline=prompt-v1", "candidate=prompt-v2", "resamples=200"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (comparison,) = project_runs(client, "compare")
+    assert comparison.info.status == "FINISHED"
+    assert comparison.data.tags["docevals.kind"] == "comparison"
+    assert comparison.data.tags["docevals.compare.baseline"] == children["prompt-v1"].info.run_id
+    assert (tmp_path / "docevals-output" / "compare" / "comparison.md").is_file()
+    assert len(all_runs(mlflow_store)) == 5  # 3 project runs + 2 quickstart children
