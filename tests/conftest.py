@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sqlite3
 import sys
 import textwrap
 import uuid
@@ -17,6 +19,29 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 
 ModuleWriter = Callable[[Path, str], str]
+
+
+_WORK_TREE = Path(__file__).resolve().parent.parent
+_STRAY = ("mlflow.db", "mlruns")
+_STRAY_BEFORE = {name for name in _STRAY if (_WORK_TREE / name).exists()}
+
+
+@pytest.fixture(autouse=True)
+def _work_tree_stays_clean() -> Iterator[None]:
+    # A test that logs without a temporary store leaves an MLflow store in the work
+    # tree (and in the next clean clone's CI run); name the test that did it.
+    yield
+    stray = [
+        name for name in _STRAY if name not in _STRAY_BEFORE and (_WORK_TREE / name).exists()
+    ]
+    if stray:
+        for name in stray:
+            target = _WORK_TREE / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        pytest.fail(f"the test wrote {', '.join(stray)} into the work tree")
 
 
 @pytest.fixture(autouse=True)
@@ -82,6 +107,14 @@ def mlflow_store(_mlflow_template: Path, tmp_path: Path, monkeypatch: pytest.Mon
     """
     store = tmp_path / "mlflow.db"
     shutil.copy(_mlflow_template, store)
+    # MLflow fixed the Default experiment's artifact folder when the template was
+    # made; point this copy's at its own folder, or runs in experiment 0 (projects,
+    # prompts) would all write into one shared place.
+    with contextlib.closing(sqlite3.connect(store)) as connection, connection:
+        connection.execute(
+            "UPDATE experiments SET artifact_location = ? WHERE experiment_id = 0",
+            ((tmp_path / "mlruns" / "0").as_uri(),),
+        )
     uri = f"sqlite:///{store}"
     monkeypatch.delenv("DOCEVALS_NO_MLFLOW", raising=False)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
