@@ -31,9 +31,7 @@ def _work_tree_stays_clean() -> Iterator[None]:
     # A test that logs without a temporary store leaves an MLflow store in the work
     # tree (and in the next clean clone's CI run); name the test that did it.
     yield
-    stray = [
-        name for name in _STRAY if name not in _STRAY_BEFORE and (_WORK_TREE / name).exists()
-    ]
+    stray = [name for name in _STRAY if name not in _STRAY_BEFORE and (_WORK_TREE / name).exists()]
     if stray:
         for name in stray:
             target = _WORK_TREE / name

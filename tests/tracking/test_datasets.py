@@ -240,9 +240,10 @@ def test_a_failed_registration_frees_its_version(mlflow_store, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    with monkeypatch.context() as patched, pytest.raises(OSError, match="disk full"):
+    with monkeypatch.context() as patched:
         patched.setattr(datasets_module, "log_bundle", broken)
-        register_ground_truth_dataset("invoices", [INVOICE_A])
+        with pytest.raises(OSError, match="disk full"):
+            register_ground_truth_dataset("invoices", [INVOICE_A])
     failed = MlflowClient(mlflow_store).search_runs(
         [MlflowClient(mlflow_store).get_experiment_by_name("docevals-ground-truth").experiment_id]
     )
