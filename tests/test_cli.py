@@ -1010,3 +1010,64 @@ def test_evaluate_pipeline_draws_a_progress_bar_on_a_terminal_only(
     monkeypatch.setattr("sys.stderr", captured)
     code, _, err = run(capsys, "evaluate-pipeline", config, "--output", tmp_path / "r2.json")
     assert (code, err) == (1, "")  # redirected: no bar, no milestone lines
+
+
+MANY_PIPELINES_YAML = """\
+metadata: {{batch: march}}
+metrics:
+  operations:
+    sum_total:
+      - {{type: function, callable: "{module}:total_ok"}}
+pipelines:
+  - pipeline_id: invoice-1
+    stages:
+      - {{stage_id: extract, prediction: {{items: [2, 4]}},
+         references: [{{id: t, value: {{items: [2, 4]}}, authority: ground_truth}}]}}
+      - {{stage_id: total, operation: sum_total, input_from: extract,
+         prediction: {{total: 6}}, depends_on: [extract]}}
+  - pipeline_id: invoice/2
+    metadata: {{pages: 3}}
+    stages:
+      - {{stage_id: extract, prediction: {{items: [2, 5]}},
+         references: [{{id: t, value: {{items: [2, 4]}}, authority: ground_truth}}]}}
+      - {{stage_id: total, operation: sum_total, input_from: extract,
+         prediction: {{total: 7}}, depends_on: [extract]}}
+"""
+
+
+def test_one_file_can_describe_many_pipelines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, checks_module: ModuleWriter
+) -> None:
+    module = checks_module(tmp_path, CHECKS_SOURCE)
+    config = write_text(tmp_path / "batch.yaml", MANY_PIPELINES_YAML.format(module=module))
+    output = tmp_path / "reports" / "batch.json"
+    code, out, err = run(capsys, "evaluate-pipeline", config, "--output", output)
+    assert (code, err) == (1, "")  # invoice/2 misread a price: fail
+    assert out.splitlines()[0].startswith("cases: 2")
+    suite = load_report(output)
+    assert isinstance(suite, SuiteReport)
+    assert suite.case_verdict_counts["fail"] == 1
+    first = load_report(tmp_path / "reports" / "batch.pipelines" / "invoice-1.json")
+    second = load_report(tmp_path / "reports" / "batch.pipelines" / "invoice_2.json")
+    assert isinstance(first, PipelineEvaluationReport)
+    assert isinstance(second, PipelineEvaluationReport)
+    assert (first.verdict, second.verdict) == ("pass", "fail")
+    assert second.metadata == {"batch": "march", "pages": 3}
+    assert second.stage("total").failure_context == "upstream"
+
+
+def test_many_pipelines_name_the_pipeline_in_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, checks_module: ModuleWriter
+) -> None:
+    module = checks_module(tmp_path, CHECKS_SOURCE)
+    text = MANY_PIPELINES_YAML.format(module=module).replace(
+        "input_from: extract,\n         prediction: {total: 7}",
+        "input_from: nowhere,\n         prediction: {total: 7}",
+    )
+    config = write_text(tmp_path / "batch.yaml", text)
+    code, _, err = run(capsys, "evaluate-pipeline", config, "--output", tmp_path / "r.json")
+    assert code == 2
+    assert err == (
+        "docevals: error: "
+        f"{config}, record invoice/2, stage 'total': input_from names unknown stage 'nowhere'\n"
+    )

@@ -41,11 +41,11 @@ from docevals_mlflow.cli.judging import (
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
-from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.core.datafiles import load_json_file, safe_file_name
 from docevals_mlflow.core.literals import Authority
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
-from docevals_mlflow.evaluation.config import load_pipeline_config
+from docevals_mlflow.evaluation.config import load_pipelines_config
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.metrics import Metric
@@ -93,7 +93,8 @@ def register(commands: Any) -> None:
         help="evaluate a multi-stage pipeline described in a JSON/YAML file",
         description="Evaluate every stage of a pipeline configuration with the metrics it "
         "names (exact, function, judge, panel). --judge or --panel adds a judge to every "
-        "stage on top of those metrics.",
+        "stage on top of those metrics. A file with a 'pipelines' list is evaluated as a "
+        "batch: --output gets the suite report and <output>.pipelines/ each pipeline's.",
     )
     pipeline.add_argument("config", type=Path, help="pipeline configuration (.json, .yaml)")
     pipeline.add_argument("--checkpoint-dir", type=Path, help="reuse and write stage checkpoints")
@@ -153,8 +154,8 @@ def _run_case(args: argparse.Namespace) -> int:
 def _run_pipeline(args: argparse.Namespace) -> int:
     runtime = judge_runtime(args)
     judge = judge_metric(args, runtime)
-    pipeline, evaluator = load_pipeline_config(args.config, judges=runtime)
-    pipeline = apply_dataset_to_pipeline(args, pipeline)
+    pipelines, evaluator = load_pipelines_config(args.config, judges=runtime)
+    pipelines = [apply_dataset_to_pipeline(args, pipeline) for pipeline in pipelines]
     evaluator.counterfactual = counterfactual_from_args(args, args.config.parent)
     if judge is not None:
         add_to_every_stage(evaluator, judge)
@@ -162,13 +163,40 @@ def _run_pipeline(args: argparse.Namespace) -> int:
     # A bar on a terminal only: judged stages take seconds each, while redirected
     # output (CI logs) keeps exactly the lines it always had.
     progress = ProgressDisplay(sys.stderr, command="evaluate-pipeline", milestones=False)
-    report = evaluator.evaluate(
-        pipeline,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_context=_context(args.checkpoint_context),
+    context = _context(args.checkpoint_context)
+    if len(pipelines) == 1:
+        report = evaluator.evaluate(
+            pipelines[0],
+            checkpoint_dir=args.checkpoint_dir,
+            checkpoint_context=context,
+            progress=lambda done, total: progress("evaluating stages", done, total),
+        )
+        return _run(args, report)
+    # Several pipelines (one per document, say): evaluated together, reported as a
+    # suite, each pipeline's own report kept next to it.
+    reports = evaluator.evaluate_batch(
+        pipelines,
+        checkpoint_root=args.checkpoint_dir,
+        checkpoint_context=context,
         progress=lambda done, total: progress("evaluating stages", done, total),
     )
-    return _run(args, report)
+    _write_pipeline_reports(args, reports)
+    suite = build_suite_report(reports, suite_id=args.config.stem)
+    code = _run(args, suite, stages=[stage for r in reports for stage in r.stage_reports])
+    if any(r.verdict in FAILING.get(args.fail_on, set()) for r in reports):
+        return EXIT_BELOW_THRESHOLD
+    return code
+
+
+def _write_pipeline_reports(
+    args: argparse.Namespace, reports: Sequence[PipelineEvaluationReport]
+) -> None:
+    """Each pipeline's report in ``<output stem>.pipelines/<pipeline id>.json``."""
+    folder = args.output.with_name(f"{args.output.stem}.pipelines")
+    for report in reports:
+        write_report(
+            report, folder / f"{safe_file_name(report.pipeline_id, fallback='pipeline')}.json"
+        )
 
 
 def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:

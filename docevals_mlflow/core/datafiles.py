@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +124,12 @@ def json_files(folder: Path, *, expected: str) -> list[Path]:
     if not files:
         raise InputError("folder has no .json files", source=str(folder), expected=expected)
     return files
+
+
+_UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_file_name(name: str, *, fallback: str = "item", limit: int = 120) -> str:
+    """``name`` made safe as one file or folder name on any platform (ids such as
+    ``invoice 7/a`` become ``invoice_7_a``); ``fallback`` when nothing is left."""
+    return _UNSAFE_FILE_CHARACTERS.sub("_", name).strip("._")[:limit] or fallback

@@ -28,6 +28,12 @@ Example::
 
 Relative paths are resolved against the folder of the configuration file.
 
+One file can also describe several pipelines that share ``operation_specs`` and
+``metrics`` (one per document of a batch, say): ``pipelines:`` is then a list of
+``{pipeline_id, stages, metadata}`` in place of the top-level ``pipeline_id`` and
+``stages``; top-level ``metadata`` is shared. ``docevals evaluate-pipeline`` evaluates
+them together and reports a suite.
+
 Metric types: ``exact``, ``function`` (``callable: module:attribute``), ``judge`` (the
 fields of :class:`~docevals_mlflow.judges.config.JudgeConfig` written inline) and
 ``panel`` (``panel:`` a panel file, see :mod:`docevals_mlflow.judges.config`). Judge
@@ -290,14 +296,59 @@ class MetricsConfig(DocEvalsModel):
     stages: dict[str, MetricList] = Field(default_factory=dict)
 
 
-class PipelineConfig(DocEvalsModel):
-    """A whole pipeline evaluation: stages, operation specs and metric selection."""
+class PipelineEntry(DocEvalsModel):
+    """One pipeline of a file that describes several (``pipelines:``)."""
 
     pipeline_id: str = Field(min_length=1)
     stages: list[StageConfig] = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PipelineConfig(DocEvalsModel):
+    """A pipeline evaluation: stages, operation specs and metric selection.
+
+    A file describes one pipeline (``pipeline_id`` and ``stages`` at the top) or
+    several sharing the operation specs and metrics (``pipelines:``, a list of
+    ``{pipeline_id, stages, metadata}``), such as one per document of a batch.
+    """
+
+    pipeline_id: str | None = Field(default=None, min_length=1)
+    stages: list[StageConfig] | None = Field(default=None, min_length=1)
+    pipelines: list[PipelineEntry] | None = Field(default=None, min_length=1)
     operation_specs: list[OperationSpec] = Field(default_factory=list)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_or_many(self) -> PipelineConfig:
+        single = self.pipeline_id is not None or self.stages is not None
+        if self.pipelines is not None:
+            if single:
+                raise ValueError(
+                    "give either pipeline_id and stages (one pipeline) or pipelines "
+                    "(several), not both"
+                )
+            ids = [entry.pipeline_id for entry in self.pipelines]
+            repeated = sorted({pipeline_id for pipeline_id in ids if ids.count(pipeline_id) > 1})
+            if repeated:
+                raise ValueError(f"pipeline ids repeat: {', '.join(repeated)}")
+        elif self.pipeline_id is None or self.stages is None:
+            raise ValueError("a pipeline needs pipeline_id and stages (or a pipelines list)")
+        return self
+
+    def entries(self) -> list[PipelineEntry]:
+        """Every pipeline the file describes."""
+        if self.pipelines is not None:
+            # Top-level metadata is shared; a pipeline's own keys win.
+            return [
+                entry.model_copy(update={"metadata": {**self.metadata, **entry.metadata}})
+                for entry in self.pipelines
+            ]
+        assert self.pipeline_id is not None  # validated
+        assert self.stages is not None
+        return [
+            PipelineEntry(pipeline_id=self.pipeline_id, stages=self.stages, metadata=self.metadata)
+        ]
 
 
 def load_pipeline_config(
@@ -309,7 +360,26 @@ def load_pipeline_config(
     metrics the file names; without it they use the defaults. Every problem is an
     :class:`~docevals_mlflow.errors.DocEvalsError` naming the file and, where it
     applies, the stage.
+
+    Raises:
+        InputError: the file describes several pipelines (use
+            :func:`load_pipelines_config`).
     """
+    pipelines, evaluator = load_pipelines_config(path, judges=judges)
+    if len(pipelines) != 1:
+        raise InputError(
+            f"the file describes {len(pipelines)} pipelines",
+            source=str(path),
+            expected="one pipeline (load_pipelines_config reads several)",
+        )
+    return pipelines[0], evaluator
+
+
+def load_pipelines_config(
+    path: str | Path, *, judges: JudgeRuntime | None = None
+) -> tuple[list[PipelineCase], PipelineEvaluator]:
+    """Read a configuration file describing one pipeline or several (``pipelines:``)
+    into the pipelines, in file order, and the evaluator they share."""
     config_path = Path(path)
     base = config_path.parent
     data = load_data_file(config_path)
@@ -322,18 +392,8 @@ def load_pipeline_config(
         config = PipelineConfig.model_validate(data)
     except InputError as exc:
         raise exc.located(source=str(config_path), stage=_stage_at(exc.path, data)) from None
-    predictions: dict[str, Any] = {}
-    stages: list[EvaluationCase] = []
-    known = {stage.stage_id for stage in config.stages}
-    for stage in config.stages:
-        try:
-            stages.append(_build_stage(stage, config, base, predictions, known))
-        except DocEvalsError as exc:
-            raise exc.located(source=str(config_path), stage=stage.stage_id) from None
+    pipelines = [_build_pipeline(entry, config, base, config_path) for entry in config.entries()]
     try:
-        pipeline = PipelineCase(
-            pipeline_id=config.pipeline_id, stages=stages, metadata=config.metadata
-        )
         evaluator = PipelineEvaluator(
             stage_metrics={
                 key: [metric.build(base, judges) for metric in value]
@@ -348,12 +408,33 @@ def load_pipeline_config(
         )
     except DocEvalsError as exc:
         raise exc.located(source=str(config_path)) from None
-    return pipeline, evaluator
+    return pipelines, evaluator
+
+
+def _build_pipeline(
+    entry: PipelineEntry, config: PipelineConfig, base: Path, config_path: Path
+) -> PipelineCase:
+    # Errors name the pipeline too when the file holds several.
+    record = entry.pipeline_id if config.pipelines is not None else None
+    predictions: dict[str, Any] = {}
+    stages: list[EvaluationCase] = []
+    known = {stage.stage_id for stage in entry.stages}
+    for stage in entry.stages:
+        try:
+            stages.append(_build_stage(stage, entry.pipeline_id, base, predictions, known))
+        except DocEvalsError as exc:
+            raise exc.located(
+                source=str(config_path), record=record, stage=stage.stage_id
+            ) from None
+    try:
+        return PipelineCase(pipeline_id=entry.pipeline_id, stages=stages, metadata=entry.metadata)
+    except DocEvalsError as exc:
+        raise exc.located(source=str(config_path), record=record) from None
 
 
 def _build_stage(
     stage: StageConfig,
-    config: PipelineConfig,
+    pipeline_id: str,
     base: Path,
     predictions: dict[str, Any],
     known: set[str],
@@ -376,7 +457,7 @@ def _build_stage(
             )
         input_data = predictions[stage.input_from]
     return EvaluationCase(
-        case_id=stage.case_id or config.pipeline_id,
+        case_id=stage.case_id or pipeline_id,
         stage_id=stage.stage_id,
         operation=stage.operation,
         action_instruction=stage.action_instruction,
@@ -396,7 +477,14 @@ def _build_stage(
 
 
 def _stage_at(path: str | None, data: Any) -> str | None:
-    """The stage id an error path such as ``stages[1].colour`` points into, if known."""
+    """The stage id an error path such as ``stages[1].colour`` (or
+    ``pipelines[0].stages[1].colour``) points into, if known."""
+    nested = re.match(r"pipelines\[(\d+)\]\.(.*)", path or "")
+    if nested and isinstance(data, dict) and isinstance(data.get("pipelines"), list):
+        entries = data["pipelines"]
+        index = int(nested.group(1))
+        entry = entries[index] if index < len(entries) else None
+        return _stage_at(nested.group(2), entry)
     match = re.match(r"stages\[(\d+)\]", path or "")
     if not match or not isinstance(data, dict) or not isinstance(data.get("stages"), list):
         return None

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
+from docevals_mlflow.core.datafiles import safe_file_name
 from docevals_mlflow.core.registry import OperationRegistry
 from docevals_mlflow.core.reports import (
     CheckpointSummary,
@@ -151,7 +151,8 @@ class PipelineEvaluator:
                         self.aevaluate(
                             pipeline,
                             checkpoint_dir=(
-                                Path(checkpoint_root) / _safe_name(pipeline.pipeline_id)
+                                Path(checkpoint_root)
+                                / safe_file_name(pipeline.pipeline_id, fallback="pipeline")
                                 if checkpoint_root is not None
                                 else None
                             ),
@@ -261,7 +262,3 @@ class PipelineEvaluator:
             requires_human_review=any(report.requires_human_review for report in reports),
             checkpoint=summary,
         )
-
-
-def _safe_name(pipeline_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", pipeline_id).strip("._")[:120] or "pipeline"

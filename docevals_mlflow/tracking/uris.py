@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-_UNSAFE_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
+from docevals_mlflow.core.datafiles import safe_file_name
+
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]+@")
 
 
@@ -43,5 +44,5 @@ def experiment_artifact_location(tracking_uri: str, experiment: str) -> str | No
     database = Path(tracking_uri.removeprefix("sqlite:///").split("?", 1)[0])
     if not database.is_absolute():
         database = Path.cwd() / database
-    folder = _UNSAFE_SEGMENT.sub("_", experiment).strip("._") or "experiment"
+    folder = safe_file_name(experiment, fallback="experiment")
     return (database.parent / "mlruns" / folder).as_uri()
