@@ -323,3 +323,15 @@ def test_recipes_run_through_mlflow_run(mlflow_store, tmp_path):
     assert comparison.data.tags["docevals.compare.baseline"] == children["prompt-v1"].info.run_id
     assert (tmp_path / "docevals-output" / "compare" / "comparison.md").is_file()
     assert len(all_runs(mlflow_store)) == 5  # 3 project runs + 2 quickstart children
+
+
+def test_quickstart_under_a_project_run_names_the_project_experiment(
+    mlflow_store, tmp_path, monkeypatch, capsys
+):
+    from docevals_mlflow.cli import main
+
+    project_run(mlflow_store, monkeypatch)
+    code = main(["quickstart", "--documents", "2", "--output-dir", str(tmp_path / "qs")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "MLflow experiment 'Default'" in out  # where the runs really are

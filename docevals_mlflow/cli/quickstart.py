@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.common import (
     EXIT_OK,
@@ -18,6 +18,9 @@ from docevals_mlflow.cli.common import (
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.reports.markdown import figure_text
+
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.runs import LoggedRun
 
 DEFAULT_OUTPUT = Path("docevals-quickstart")
 DEFAULT_EXPERIMENT = "docevals-quickstart"
@@ -91,13 +94,13 @@ def _build_run(version: Any, documents: Any) -> Any:
 
 def _log_versions(
     args: argparse.Namespace, result: Any, progress: ProgressDisplay
-) -> dict[str, str]:
-    """Log each prompt version as a run; returns run name → run id of those logged."""
+) -> dict[str, LoggedRun]:
+    """Log each prompt version as a run; returns run name → the runs logged."""
     # log_evaluation reads the run name from the arguments; None lets each version's
     # own name (the default run name) apply.
     tracking_args = argparse.Namespace(**vars(args), run_name=None)
     total = len(result.versions)
-    runs: dict[str, str] = {}
+    runs: dict[str, LoggedRun] = {}
     progress("logging to MLflow", 0, total)
     from docevals_mlflow.tracking.project_runs import several_runs
 
@@ -115,13 +118,13 @@ def _log_versions(
                 quiet=True,
             )
             if logged is not None:
-                runs[version.prompt.run_name] = logged.run_id
+                runs[version.prompt.run_name] = logged
             progress("logging to MLflow", done, total)
     return runs
 
 
 def _summary(
-    args: argparse.Namespace, result: Any, runs: dict[str, str] | None, seconds: float
+    args: argparse.Namespace, result: Any, runs: dict[str, LoggedRun] | None, seconds: float
 ) -> list[str]:
     count = len(result.documents.invoices)
     lines = [
@@ -151,14 +154,20 @@ def _summary(
         )
         return lines
     from docevals_mlflow.tracking.runs import resolve_tracking_uri, ui_command
+    from docevals_mlflow.tracking.uris import public_uri
 
-    uri = resolve_tracking_uri(args.tracking_uri)
-    lines.append(f"MLflow experiment {args.experiment!r} ({uri}):")
+    uri = public_uri(resolve_tracking_uri(args.tracking_uri))
+    # Under `mlflow run` the runs go to the project run's experiment, not --experiment.
+    experiments = sorted({logged.experiment_name for logged in runs.values()})
+    experiment = experiments[0] if len(experiments) == 1 else args.experiment
+    lines.append(f"MLflow experiment {experiment!r} ({uri}):")
     for version in result.versions:
         name = version.prompt.run_name
-        run_id = runs.get(name)
+        logged = runs.get(name)
         lines.append(
-            f"  {name}  run {run_id}" if run_id else f"  {name}  not logged (see the warning above)"
+            f"  {name}  run {logged.run_id}"
+            if logged
+            else f"  {name}  not logged (see the warning above)"
         )
     if runs:
         lines.append(f"look at them with: {ui_command(uri)}")
