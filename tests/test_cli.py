@@ -872,7 +872,7 @@ def test_suite_of_two_reports(capsys: pytest.CaptureFixture[str], tmp_path: Path
         "--markdown",
         markdown,
     )
-    assert code == 0  # a suite has no verdict to gate on
+    assert code == 0  # by default a suite does not gate; --fail-on asks it to
     assert err == ""
     assert out == (
         "cases: 2 (pass=1, fail=1, uncertain=0, not_applicable=0)\n"
@@ -885,6 +885,9 @@ def test_suite_of_two_reports(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert suite.stage_count == 2
     assert suite.case_verdict_counts == {"pass": 1, "fail": 1, "uncertain": 0, "not_applicable": 0}
     assert markdown.is_file()
+    gated = tmp_path / "gated.json"
+    assert run(capsys, "suite", good, bad, "--output", gated, "--fail-on", "fail")[0] == 1
+    assert run(capsys, "suite", good, "--output", gated, "--fail-on", "fail")[0] == 0
 
 
 def test_suite_mixes_case_and_pipeline_reports(

@@ -78,7 +78,7 @@ def test_review_applies_decisions_and_rewrites_the_file(review_path, capsys):
     assert decide(review_path) == 0
     out = capsys.readouterr().out
     assert 'set $.amount = "12.50"' in out
-    assert 'set account_name = "ACME Ltd"' in out
+    assert 'set $.account_name = "ACME Ltd"' in out
     assert "omitted $.iban" in out
     assert "no item pending; approve with: docevals approve" in out
     review = load_review(review_path)

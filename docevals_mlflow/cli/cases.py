@@ -117,6 +117,7 @@ def register(commands: Any) -> None:
     suite.add_argument("reports", nargs="+", type=Path, help="report JSON files")
     suite.add_argument("--suite-id", default="suite")
     add_output_options(suite)
+    add_fail_on(suite, default="never", subject="any case's verdict")
     add_tracking_options(suite)
     suite.set_defaults(handler=_run_suite)
 
@@ -183,9 +184,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
     _write_pipeline_reports(args, reports)
     suite = build_suite_report(reports, suite_id=args.config.stem)
     code = _run(args, suite, stages=[stage for r in reports for stage in r.stage_reports])
-    if any(r.verdict in FAILING.get(args.fail_on, set()) for r in reports):
-        return EXIT_BELOW_THRESHOLD
-    return code
+    return _gate(args, reports, code)
 
 
 def _write_pipeline_reports(
@@ -259,7 +258,19 @@ def _run_suite(args: argparse.Namespace) -> int:
             report.stage_reports if isinstance(report, PipelineEvaluationReport) else [report]
         )
     ]
-    return _run(args, suite, stages=stages)
+    code = _run(args, suite, stages=stages)
+    return _gate(args, reports, code)
+
+
+def _gate(
+    args: argparse.Namespace,
+    reports: Sequence[EvaluationReport | PipelineEvaluationReport],
+    code: int,
+) -> int:
+    """Exit 1 when any case's verdict reaches ``--fail-on`` (a suite has no verdict)."""
+    if any(report.verdict in FAILING.get(args.fail_on, set()) for report in reports):
+        return EXIT_BELOW_THRESHOLD
+    return code
 
 
 def summary_line(report: AnyReport) -> str:

@@ -43,14 +43,16 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", type=Path, help="also write a Markdown report here")
 
 
-def add_fail_on(parser: argparse.ArgumentParser) -> None:
+def add_fail_on(
+    parser: argparse.ArgumentParser, *, default: str = "fail", subject: str = "the verdict"
+) -> None:
     """``--fail-on fail|uncertain|never``."""
     parser.add_argument(
         "--fail-on",
         choices=sorted(FAILING),
-        default="fail",
-        help="exit 1 when the verdict is 'fail' (default), 'fail' or 'uncertain' "
-        "('uncertain'), or never ('never')",
+        default=default,
+        help=f"exit 1 when {subject} is 'fail' ('fail'), 'fail' or 'uncertain' "
+        f"('uncertain'), or never ('never'); default {default!r}",
     )
 
 

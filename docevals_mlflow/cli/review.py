@@ -19,7 +19,11 @@ from docevals_mlflow.groundtruth.approval import (
     sign_record,
     write_approved,
 )
-from docevals_mlflow.groundtruth.records import ApprovedGroundTruth, ReviewFile
+from docevals_mlflow.groundtruth.records import (
+    ApprovedGroundTruth,
+    ReviewFile,
+    canonical_field_path,
+)
 from docevals_mlflow.groundtruth.review import (
     apply_decisions,
     load_review,
@@ -100,12 +104,13 @@ def run_review(args: argparse.Namespace) -> int:
         review, set=values, omit=args.omit, reopen=args.reopen, notes=args.notes
     )
     write_ground_truth_review(edited, args.file)
+    # Echoed in the file's own spelling ($.currency for --set currency=...).
     for path, value in values.items():
-        print(f"set {path} = {_shown(value)}")
+        print(f"set {canonical_field_path(path)} = {_shown(value)}")
     for path in args.omit:
-        print(f"omitted {path}")
+        print(f"omitted {canonical_field_path(path)}")
     for path in args.reopen:
-        print(f"reopened {path}")
+        print(f"reopened {canonical_field_path(path)}")
     if review.status == "approved" and edited.status != "approved":
         print("status set back to needs_review: the decisions changed after approval")
     pending = edited.pending()

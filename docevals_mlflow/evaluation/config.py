@@ -64,8 +64,10 @@ from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+from docevals_mlflow.evaluation.field_metric import FieldMetric
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
+from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.judges.config import JudgeConfig, JudgeRuntime, refuse_api_keys
 
 JUDGE_FIELDS = frozenset(JudgeConfig.model_fields) - {"name"}
@@ -175,14 +177,16 @@ class StageConfig(DocEvalsModel):
         return self
 
 
-MetricType = Literal["exact", "function", "judge", "panel"]
-METRIC_TYPES: frozenset[str] = frozenset(("exact", "function", "judge", "panel"))
+MetricType = Literal["exact", "field", "function", "judge", "panel"]
+METRIC_TYPES: frozenset[str] = frozenset(("exact", "field", "function", "judge", "panel"))
 
 
 class MetricConfig(DocEvalsModel):
-    """A metric: ``exact``, a ``function`` named ``module:attribute``, an LLM ``judge``
-    (the :class:`JudgeConfig` fields inline) or a judge ``panel`` (a panel file path,
-    relative to the configuration file)."""
+    """A metric: ``exact``, ``field`` (the field engine with a ``schema`` file:
+    per-field methods, Hungarian list matching; ``document_class`` and ``min_scores``
+    optional), a ``function`` named ``module:attribute``, an LLM ``judge`` (the
+    :class:`JudgeConfig` fields inline) or a judge ``panel`` (a panel file path).
+    Paths are relative to the configuration file."""
 
     type: MetricType
     name: str | None = None
@@ -196,6 +200,10 @@ class MetricConfig(DocEvalsModel):
     judge: JudgeConfig | None = None
     """For ``judge``: gathered from the inline fields (``provider``, ``model``, ...)."""
     panel: str | None = None
+    schema_file: str | None = Field(default=None, alias="schema")
+    """For ``field``: the schema file (YAML/JSON); without it fields are inferred."""
+    document_class: str | None = None
+    min_scores: dict[str, float] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -208,7 +216,8 @@ class MetricConfig(DocEvalsModel):
             # before judges; the message leads with them and then names the rest.
             raise InputError(
                 f"type: Input should be 'exact' or 'function' (got {kind!r}) for a "
-                "deterministic metric, or 'judge' or 'panel' for an LLM judge",
+                "deterministic metric, 'field' for the field engine, or 'judge' or "
+                "'panel' for an LLM judge",
                 path="type",
             )
         # The file writes a judge's settings next to ``type``; they are validated as
@@ -231,6 +240,17 @@ class MetricConfig(DocEvalsModel):
             raise ValueError("'panel' only applies to type 'panel'")
         if self.type != "judge" and self.judge is not None:
             raise ValueError("'judge' only applies to type 'judge'")
+        field_only = [
+            name
+            for name, value in (
+                ("schema", self.schema_file),
+                ("document_class", self.document_class),
+                ("min_scores", self.min_scores),
+            )
+            if value is not None
+        ]
+        if self.type != "field" and field_only:
+            raise ValueError(f"{', '.join(repr(n) for n in field_only)} only apply to type 'field'")
         return self
 
     def build(self, base: Path, judges: JudgeRuntime | None = None) -> Metric:
@@ -243,6 +263,14 @@ class MetricConfig(DocEvalsModel):
                 name=self.name or "exact_structured",
                 case_sensitive=self.case_sensitive,
                 fail_on_unexpected=self.fail_on_unexpected,
+            )
+        if self.type == "field":
+            schema = DocumentSchema.load(base / self.schema_file) if self.schema_file else None
+            return FieldMetric(
+                schema,
+                name=self.name or "fields",
+                document_class=self.document_class,
+                min_scores=self.min_scores,
             )
         runtime = judges or JudgeRuntime()
         if self.type == "judge":

@@ -11,7 +11,7 @@ from docevals_mlflow.core.registry import OperationRegistry
 from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.specs import OperationSpec
 from docevals_mlflow.errors import ConfigurationError
-from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.metrics import Metric, check_metric_names
 from docevals_mlflow.evaluation.progress import Progress, ProgressCounter
 from docevals_mlflow.evaluation.stage import arun_stage_metrics, build_stage_report, stage_warnings
 from docevals_mlflow.judges.judge import run_sync
@@ -42,6 +42,7 @@ class Evaluator:
     ) -> None:
         if not metrics:
             raise ConfigurationError("an Evaluator needs at least one metric")
+        check_metric_names(metrics, where="Evaluator")
         self.metrics = list(metrics)
         self.registry = as_registry(operation_specs)
 

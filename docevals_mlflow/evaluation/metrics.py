@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.results import ErrorRecord, MetricResult
-from docevals_mlflow.errors import MetricError
+from docevals_mlflow.errors import ConfigurationError, MetricError
 
 
 @runtime_checkable
@@ -29,6 +29,22 @@ class Metric(Protocol):
     def evaluate(self, case: EvaluationCase) -> MetricResult:
         """Judge one (resolved) case."""
         ...
+
+
+def check_metric_names(metrics: Sequence[Metric], *, where: str) -> None:
+    """Refuse two metrics of one name in one list: reports, MLflow keys and
+    comparisons key results by name, so the second would be confused with the first.
+
+    Raises:
+        ConfigurationError: naming the repeated names and ``where`` the list is.
+    """
+    names = [metric.name for metric in metrics]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigurationError(
+            f"{where}: metric names repeat ({', '.join(repeated)})",
+            expected="a distinct name for each metric (most metrics take name=...)",
+        )
 
 
 def metric_config(metric: Metric) -> dict[str, Any]:

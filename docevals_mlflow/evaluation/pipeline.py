@@ -22,7 +22,7 @@ from docevals_mlflow.core.verdicts import combine_verdicts
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.checkpoints import CheckpointStore, checkpoint_fingerprint
 from docevals_mlflow.evaluation.evaluator import as_registry
-from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.metrics import Metric, check_metric_names
 from docevals_mlflow.evaluation.progress import Progress, ProgressCounter
 from docevals_mlflow.evaluation.stage import (
     arun_stage_metrics,
@@ -69,6 +69,11 @@ class PipelineEvaluator:
             key: list(value) for key, value in (operation_metrics or {}).items()
         }
         self.default_metrics = list(default_metrics or [])
+        for stage_id, metrics in self.stage_metrics.items():
+            check_metric_names(metrics, where=f"stage_metrics[{stage_id!r}]")
+        for operation, metrics in self.operation_metrics.items():
+            check_metric_names(metrics, where=f"operation_metrics[{operation!r}]")
+        check_metric_names(self.default_metrics, where="default_metrics")
         self.registry = as_registry(operation_specs)
 
     def metrics_for(self, stage: EvaluationCase) -> list[Metric]:

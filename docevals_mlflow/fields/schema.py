@@ -90,6 +90,15 @@ then counts the attributes that differ as wrong values (FD), which is what a rea
 expects of "the transaction was found but its amount is wrong"."""
 
 
+_METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "fuzzy_scorer": ("FUZZY",),
+    "date_order": ("DATE",),
+    "relative_tolerance": ("NUMERIC_EXACT",),
+    "case_sensitive": ("EXACT", "NORMALIZED"),
+}
+"""The options only some methods read."""
+
+
 class FieldSpec(FrozenModel):
     """How one field is compared.
 
@@ -131,7 +140,40 @@ class FieldSpec(FrozenModel):
             and self.threshold > 1
         ):
             raise ValueError(f"threshold {self.threshold} for {method} must be in [0, 1]")
+        self._check_options_apply(method)
         return self
+
+    def _check_options_apply(self, method: str) -> None:
+        # A setting the comparator never reads is a mistake the user should hear about
+        # (date_order on a FUZZY field does nothing), not a silent no-op. Defaults
+        # written out (a schema dumped and read back) are not settings.
+        fields = type(self).model_fields
+        given = {
+            name
+            for name in self.model_fields_set
+            if getattr(self, name) != fields[name].get_default(call_default_factory=True)
+        }
+        if self.kind == "scalar":
+            wrong = [
+                f"'{option}' applies to {' and '.join(methods)} fields only"
+                for option, methods in _METHOD_OPTIONS.items()
+                if option in given and method not in methods
+            ]
+            if "match_threshold" in given:
+                wrong.append("'match_threshold' applies to lists ('items') only")
+        else:
+            wrong = [
+                f"'{option}' applies to scalar fields only (put it on the scalar fields inside)"
+                for option in _METHOD_OPTIONS
+                if option in given
+            ]
+            if "match_threshold" in given and self.kind == "object":
+                wrong.append("'match_threshold' applies to lists ('items') only")
+        if wrong:
+            raise ValueError(f"{'; '.join(wrong)} (this field: {self._described(method)})")
+
+    def _described(self, method: str) -> str:
+        return f"method {method}" if self.kind == "scalar" else f"an {self.kind}"
 
     @property
     def kind(self) -> Literal["scalar", "object", "array"]:
@@ -176,9 +218,10 @@ def _walk_methods(spec: FieldSpec, path: str, found: list[tuple[str, str]]) -> N
 class DocumentSchema(FrozenModel):
     """Comparison rules for every document class.
 
-    ``default_class`` names the class used for documents that carry no class (or a
-    class the schema does not know, when ``infer_unknown_classes`` is off). With no
-    classes at all, every field is discovered and compared by inferred rules.
+    ``default_class`` names the class used for documents that carry no class (a
+    schema with one class uses it for them anyway). A document whose class the
+    schema does not know is compared by inferred rules, as is every document of a
+    schema with no classes at all.
     """
 
     schema_id: str = Field(default="schema", min_length=1)

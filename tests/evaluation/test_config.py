@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from docevals_mlflow import (
+    ConfigurationError,
     EvaluationCase,
     ExactStructuredMetric,
     FunctionMetric,
@@ -643,3 +644,71 @@ def test_files_sharing_a_stem_are_named_by_file_name(tmp_path: Path) -> None:
     pipeline, _ = load_pipeline_config(config)
     ids = [reference.id for reference in pipeline.stage("a").references]
     assert ids == ["invoice-7.txt", "invoice-7.json", "notes"]
+
+
+def test_two_metrics_of_one_name_are_refused(tmp_path: Path) -> None:
+    config = write_text(
+        tmp_path / "p.yaml",
+        """\
+        pipeline_id: p
+        metrics:
+          default: [{type: exact}, {type: exact, case_sensitive: true}]
+        stages:
+          - {stage_id: a, prediction: {x: 1}, input_data: {x: 1}}
+        """,
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"metric names repeat \(exact_structured\)"
+    ) as raised:
+        load_pipeline_config(config)
+    assert raised.value.source == str(config)
+
+
+def test_field_metrics_use_a_schema_file(tmp_path: Path) -> None:
+    write_text(
+        tmp_path / "schema.yaml",
+        """\
+        classes:
+          - name: Invoice
+            fields:
+              vendor: {method: FUZZY, threshold: 0.8}
+              lines:
+                items:
+                  fields:
+                    sku: {method: EXACT}
+        """,
+    )
+    config = write_text(
+        tmp_path / "p.yaml",
+        """\
+        pipeline_id: p
+        metrics:
+          default:
+            - {type: field, schema: schema.yaml, min_scores: {f1: 0.9}}
+        stages:
+          - stage_id: extract
+            prediction: {vendor: "ACME Corp.", lines: [{sku: B}, {sku: A}]}
+            references:
+              - id: truth
+                authority: ground_truth
+                value: {vendor: "ACME Corp", lines: [{sku: A}, {sku: B}]}
+        """,
+    )
+    pipeline, evaluator = load_pipeline_config(config)
+    result = evaluator.evaluate(pipeline).stage("extract").metric("fields")
+    assert result.verdict == "pass"  # fuzzy vendor, list matched regardless of order
+
+
+def test_field_options_only_apply_to_field_metrics(tmp_path: Path) -> None:
+    config = write_text(
+        tmp_path / "p.yaml",
+        """\
+        pipeline_id: p
+        metrics:
+          default: [{type: exact, schema: schema.yaml}]
+        stages:
+          - {stage_id: a, prediction: {x: 1}, input_data: {x: 1}}
+        """,
+    )
+    with pytest.raises(InputError, match="'schema' only apply to type 'field'"):
+        load_pipeline_config(config)

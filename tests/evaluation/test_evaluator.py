@@ -151,3 +151,10 @@ def test_reference_summary_records_digest_not_content():
 def test_evaluator_needs_metrics():
     with pytest.raises(ConfigurationError):
         Evaluator([])
+
+
+def test_an_evaluator_refuses_two_metrics_of_one_name():
+    from docevals_mlflow import ConfigurationError, Evaluator, ExactStructuredMetric
+
+    with pytest.raises(ConfigurationError, match="metric names repeat"):
+        Evaluator([ExactStructuredMetric(), ExactStructuredMetric()])
