@@ -282,14 +282,16 @@ def test_recipes_run_through_mlflow_run(mlflow_store, tmp_path):
     assert (generated / "reports" / "prompt-v1.json").is_file()
     assert not (RECIPES / "docevals-quickstart").exists()
 
-    # evaluate-fields, with an extra option passed through (-P fail-under=...): the
-    # project run is the evaluation run; the breached threshold fails it (exit 1).
+    # evaluate-fields in two processes, with an extra option passed through
+    # (-P fail-under=...): the project run is the evaluation run; the breached
+    # threshold fails it (exit 1); the figures are those of one process.
     done = mlflow_run(
         tmp_path,
         "evaluate-fields",
         "predicted=docevals-quickstart/predictions_v1.jsonl",
         "expected=docevals-quickstart/ground_truth.jsonl",
         "schema=docevals-quickstart/schema.yaml",
+        "workers=2",
         "fail-under=f1=0.999",
     )
     assert done.returncode != 0

@@ -24,6 +24,7 @@ from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_t
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
+from docevals_mlflow.fields.parallel import resolve_workers
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
 from docevals_mlflow.reports.markdown import figure_text
@@ -73,6 +74,25 @@ def register(commands: Any) -> None:
         "--no-rows",
         action="store_true",
         help="keep per-document cells only, not one row per attribute (less memory)",
+    )
+    fields.add_argument(
+        "--workers",
+        default="1",
+        metavar="N",
+        help="compare documents in N processes (default 1; 0 or 'auto': one per CPU); "
+        "the figures are identical to one process",
+    )
+    spark = fields.add_argument_group(
+        "Spark",
+        "Read the inputs (JSON Lines files or Parquet) and compare them on Apache Spark "
+        "(pip install 'docevals-mlflow[spark]'; Java 17). The figures are identical to "
+        "one machine's.",
+    )
+    spark.add_argument("--spark", action="store_true", help="compare with Spark")
+    spark.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="the Spark master (default local[*]: every core of this machine); implies --spark",
     )
     add_judge_options(fields, fields=True)
     semantic = fields.add_argument_group(
@@ -227,25 +247,56 @@ def undecided_warning(report: Mapping[str, Any]) -> str | None:
     )
 
 
+def _spark_report(
+    args: argparse.Namespace, schema: DocumentSchema | None, workers: int
+) -> dict[str, Any]:
+    """``--spark``: pair and compare the inputs on Spark; the same report dict."""
+    if workers != 1:
+        raise InputError(
+            "--workers is for one machine; with --spark, the Spark master decides",
+            expected="--spark-master local[N] (N cores) or a cluster's master URL",
+        )
+    if args.expected is None:
+        raise InputError(
+            "--spark reads files: give --expected, not --ground-truth-dataset",
+            expected="--expected FILE (JSON Lines or Parquet)",
+        )
+    from docevals_mlflow.spark.inputs import compare_files_spark
+    from docevals_mlflow.spark.session import DEFAULT_MASTER, session_scope
+
+    with session_scope(args.spark_master or DEFAULT_MASTER) as session:
+        comparison = compare_files_spark(
+            session, args.expected, args.predicted, schema, keep_rows=not args.no_rows
+        )
+        report = comparison.to_report()
+        comparison.unpersist()
+    return report
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare, write the reports, log the run, and gate on thresholds."""
     # Thresholds first: a typo in them should not cost a whole comparison run.
     under = parse_thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
     over = parse_thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
+    workers = resolve_workers(args.workers)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
     providers = field_method_providers(args)
-    # Both unpaired lists are complete here (both sides are indexed first), which
-    # compare_documents needs since it takes them before the pairs.
-    pairs, expected_only, predicted_only = paired_inputs(args)
-    batch = compare_documents(
-        pairs,
-        schema,
-        keep_rows=not args.no_rows,
-        providers=providers.providers,
-        expected_only=expected_only,
-        predicted_only=predicted_only,
-    )
-    report = batch.to_report()
+    if args.spark or args.spark_master is not None:
+        report = _spark_report(args, schema, workers)
+    else:
+        # Both unpaired lists are complete here (both sides are indexed first), which
+        # compare_documents needs since it takes them before the pairs.
+        pairs, expected_only, predicted_only = paired_inputs(args)
+        batch = compare_documents(
+            pairs,
+            schema,
+            keep_rows=not args.no_rows,
+            providers=providers.providers,
+            expected_only=expected_only,
+            predicted_only=predicted_only,
+            workers=workers,
+        )
+        report = batch.to_report()
     # Render everything before writing anything, so a failure leaves old files as they were.
     json_text = json.dumps(report, ensure_ascii=False, indent=1, default=str) + "\n"
     markdown_text = render_fields_markdown(report) if args.markdown is not None else None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from docevals_mlflow.errors import InputError
@@ -15,6 +17,38 @@ from docevals_mlflow.fields.state import gc_paused
 
 MAX_UNDECIDED_REASONS = 10
 """Distinct reasons for undecided comparisons kept for a batch."""
+
+F1Parts = dict[int, int]
+"""Per-document F1 values kept exactly: denominator ``2TP + FP + FN`` → the sum of the
+numerators ``2TP`` of the documents with that denominator."""
+
+
+def add_f1(parts: F1Parts, tp: int, fp: int, fn: int) -> bool:
+    """Add one document's F1 (as the exact fraction ``2TP / (2TP + FP + FN)``) to
+    ``parts``; False when its F1 is undefined (no TP, FP or FN)."""
+    denominator = 2 * tp + fp + fn
+    if not denominator:
+        return False
+    parts[denominator] = parts.get(denominator, 0) + 2 * tp
+    return True
+
+
+def merge_f1(parts: F1Parts, other: Mapping[int, int]) -> None:
+    """Add ``other``'s F1 parts into ``parts``."""
+    for denominator, numerator in other.items():
+        parts[denominator] = parts.get(denominator, 0) + numerator
+
+
+def f1_total(parts: Mapping[int, int]) -> float:
+    """The sum of the F1 values in ``parts``, computed exactly and rounded once.
+
+    Exact, so it does not depend on the order documents were added in: several
+    processes, or Spark, summing the same documents get the same float.
+    """
+    if not parts:
+        return 0.0
+    common = math.lcm(*parts)
+    return float(Fraction(sum(numerator * (common // d) for d, numerator in parts.items()), common))
 
 
 @dataclass(slots=True)
@@ -74,9 +108,15 @@ class ClassAggregate:
     documents: int = 0
     counts: Counts = field(default_factory=Counts)
     fields: dict[str, FieldAggregate] = field(default_factory=dict)
-    f1_sum: float = 0.0
+    f1_parts: F1Parts = field(default_factory=dict)
+    """Exact per-document F1 values (see :data:`F1Parts`)."""
     f1_documents: int = 0
     undecided: int = 0
+
+    @property
+    def f1_sum(self) -> float:
+        """The sum of the class's defined document F1 values (exact, rounded once)."""
+        return f1_total(self.f1_parts)
 
 
 @dataclass(slots=True)
@@ -109,7 +149,8 @@ class BatchComparison:
     """Ids with ground truth but no prediction (never dropped silently)."""
     predicted_only: list[str] = field(default_factory=list)
     """Ids with a prediction but no ground truth."""
-    f1_sum: float = 0.0
+    f1_parts: F1Parts = field(default_factory=dict)
+    """Exact per-document F1 values (see :data:`F1Parts`)."""
     f1_documents: int = 0
     undecided: int = 0
     """Comparisons a provider (SEMANTIC, LLM) failed to decide. They are counted as
@@ -123,8 +164,17 @@ class BatchComparison:
         return self.counts.metrics()
 
     @property
+    def f1_sum(self) -> float:
+        """The sum of defined document F1 values (exact, rounded once)."""
+        return f1_total(self.f1_parts)
+
+    @property
     def macro_f1(self) -> float | None:
-        """Mean of per-document F1 over documents where F1 is defined."""
+        """Mean of per-document F1 over documents where F1 is defined.
+
+        The sum is exact, so the figure is the same whatever order (or how many
+        processes) the documents were compared in.
+        """
         return self.f1_sum / self.f1_documents if self.f1_documents else None
 
     @property
@@ -166,11 +216,9 @@ class BatchComparison:
         aggregate.documents += 1
         aggregate.counts.add(doc_counts)
         tp, fp, fn = doc_counts.tp, doc_counts.fa + doc_counts.fd, doc_counts.fn
-        if tp or fp or fn:
-            f1 = 2 * tp / (2 * tp + fp + fn)
-            self.f1_sum += f1
+        if add_f1(self.f1_parts, tp, fp, fn):
+            add_f1(aggregate.f1_parts, tp, fp, fn)
             self.f1_documents += 1
-            aggregate.f1_sum += f1
             aggregate.f1_documents += 1
         if document.undecided:
             self._add_undecided(document, aggregate)
@@ -198,11 +246,47 @@ class BatchComparison:
             aggregate.fields[template].undecided += count
             aggregate.undecided += count
             self.undecided += count
-        for reason in document.undecided_reasons:
+        self._add_reasons(document.undecided_reasons)
+
+    def _add_reasons(self, reasons: Iterable[str]) -> None:
+        for reason in reasons:
             if reason not in self.undecided_reasons and (
                 len(self.undecided_reasons) < MAX_UNDECIDED_REASONS
             ):
                 self.undecided_reasons.append(reason)
+
+    def merge(self, other: BatchComparison) -> None:
+        """Fold in the figures of ``other``, whose documents come after this batch's.
+
+        The result is the same as adding ``other``'s documents one by one: sums of
+        cells are exact, entries first seen in ``other`` are appended in its order,
+        and F1 parts are exact. (Undecided reasons: ``other`` keeps at most
+        :data:`MAX_UNDECIDED_REASONS`, so a merge may keep fewer distinct reasons
+        than one long batch would.) ``other`` is not changed.
+        """
+        self.counts.add(other.counts)
+        _merge_fields(self.fields, other.fields)
+        for name, theirs in other.classes.items():
+            mine = self.classes.get(name)
+            if mine is None:
+                mine = self.classes[name] = ClassAggregate(name, theirs.configured)
+            mine.documents += theirs.documents
+            mine.counts.add(theirs.counts)
+            _merge_fields(mine.fields, theirs.fields)
+            merge_f1(mine.f1_parts, theirs.f1_parts)
+            mine.f1_documents += theirs.f1_documents
+            mine.undecided += theirs.undecided
+        for template, items in other.lists.items():
+            entry_items = self.lists.get(template)
+            if entry_items is None:
+                entry_items = self.lists[template] = ItemCounts()
+                self.list_labels[template] = other.list_labels[template]
+            entry_items.add(items)
+        self.documents.extend(other.documents)
+        merge_f1(self.f1_parts, other.f1_parts)
+        self.f1_documents += other.f1_documents
+        self.undecided += other.undecided
+        self._add_reasons(other.undecided_reasons)
 
     def to_report(self, *, include_rows: bool = True) -> Any:
         """The JSON report model (see :mod:`docevals_mlflow.fields.report`)."""
@@ -211,8 +295,64 @@ class BatchComparison:
         return build_fields_report(self, include_rows=include_rows)
 
 
+def _merge_fields(mine: dict[Any, FieldAggregate], theirs: dict[Any, FieldAggregate]) -> None:
+    for key, entry in theirs.items():
+        aggregate = mine.get(key)
+        if aggregate is None:
+            aggregate = mine[key] = FieldAggregate(entry.info)
+        aggregate.counts.add(entry.counts)
+        aggregate.undecided += entry.undecided
+
+
 RowsSink = Callable[[DocumentComparison], None]
 """Receives each document (with its rows) as it is compared, e.g. to write Parquet."""
+
+
+def document_chunks(pairs: Iterable[Any], chunk_size: int) -> Iterator[list[DocumentPair]]:
+    """Read ``pairs`` into lists of ``chunk_size`` documents, lazily.
+
+    Each item is read with :func:`as_pair`; a repeated document id is an error
+    naming it, raised when that item is reached.
+    """
+    seen: set[str] = set()
+    chunk: list[DocumentPair] = []
+    for index, item in enumerate(pairs):
+        pair = as_pair(item, index)
+        if pair.id in seen:
+            raise InputError(f"duplicate document id {pair.id!r}", record=pair.id)
+        seen.add(pair.id)
+        chunk.append(pair)
+        if len(chunk) >= chunk_size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def fold_chunk(
+    comparer: FieldComparer, batch: BatchComparison, chunk: list[DocumentPair], keep_rows: bool
+) -> list[DocumentComparison]:
+    """Compare one chunk together (list pairing vectorised across it) and add every
+    document to ``batch``; returns the documents, in order."""
+    with gc_paused():
+        documents = comparer.compare_many(
+            [
+                (
+                    pair.expected,
+                    pair.predicted,
+                    {
+                        "document_id": pair.id,
+                        "document_class": pair.document_class,
+                        "confidence": pair.confidence,
+                        "explainability_info": pair.explainability_info,
+                    },
+                )
+                for pair in chunk
+            ]
+        )
+        for document in documents:
+            batch.add(document, keep_rows=keep_rows)
+    return documents
 
 
 def compare_documents(
@@ -225,6 +365,7 @@ def compare_documents(
     expected_only: Iterable[str] = (),
     predicted_only: Iterable[str] = (),
     chunk_size: int = 256,
+    workers: int = 1,
 ) -> BatchComparison:
     """Compare a stream of documents; memory stays bounded when rows are not kept.
 
@@ -236,6 +377,11 @@ def compare_documents(
 
     Documents are compared ``chunk_size`` at a time so that list pairing is
     vectorised across documents; results are identical to one-by-one comparison.
+
+    ``workers`` > 1 compares chunks in that many processes (``0``: one per CPU) and
+    gives exactly the same batch, report and errors as ``workers=1``; see
+    :mod:`docevals_mlflow.fields.parallel`. Schemas with SEMANTIC or LLM fields
+    need ``workers=1`` (their provider requests already run concurrently).
     """
     comparer = FieldComparer(
         schema if schema is not None else DocumentSchema(schema_id="inferred"),
@@ -249,41 +395,18 @@ def compare_documents(
         expected_only=list(expected_only),
         predicted_only=list(predicted_only),
     )
-    seen: set[str] = set()
-    chunk: list[DocumentPair] = []
+    chunks = document_chunks(pairs, chunk_size)
+    if workers != 1:
+        # Imported here: the serial path never needs multiprocessing.
+        from docevals_mlflow.fields.parallel import compare_in_processes
 
-    def flush() -> None:
-        with gc_paused():
-            documents = comparer.compare_many(
-                [
-                    (
-                        pair.expected,
-                        pair.predicted,
-                        {
-                            "document_id": pair.id,
-                            "document_class": pair.document_class,
-                            "confidence": pair.confidence,
-                            "explainability_info": pair.explainability_info,
-                        },
-                    )
-                    for pair in chunk
-                ]
-            )
-            for document in documents:
-                batch.add(document, keep_rows=keep_rows)
+        compare_in_processes(
+            comparer, batch, chunks, workers=workers, keep_rows=keep_rows, rows_sink=rows_sink
+        )
+        return batch
+    for chunk in chunks:
+        documents = fold_chunk(comparer, batch, chunk, keep_rows)
         if rows_sink is not None:
             for document in documents:
                 rows_sink(document)
-        chunk.clear()
-
-    for index, item in enumerate(pairs):
-        pair = as_pair(item, index)
-        if pair.id in seen:
-            raise InputError(f"duplicate document id {pair.id!r}", record=pair.id)
-        seen.add(pair.id)
-        chunk.append(pair)
-        if len(chunk) >= chunk_size:
-            flush()
-    if chunk:
-        flush()
     return batch

@@ -1,0 +1,357 @@
+"""Helper processes that compare chunks of documents for :mod:`.parallel`.
+
+Each helper is a process started with ``forkserver`` (``spawn`` where the platform
+has no fork server), never plain ``fork``: forking a process that runs threads
+(MLflow's, an HTTP client's) can deadlock the child. It reads pickled chunks from
+its own pipe and writes each chunk's partial batch back on another, in order.
+
+The parent talks to the pipes directly from its own thread: no feeder or manager
+threads competing for the GIL while the parent compares chunks of its own, and the
+pipes are enlarged (on Linux) so that neither side waits for the other to read.
+Helpers are started on first use and kept for later calls (they hold nothing but
+compiled schemas); they stop when their pipe closes or Python exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import pickle
+import threading
+import traceback
+from collections import deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING, Any
+
+from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.state import Row
+
+if TYPE_CHECKING:
+    from docevals_mlflow.fields.batch import BatchComparison, DocumentPair
+    from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
+
+PRELOAD = (
+    "docevals_mlflow.fields.batch",
+    "docevals_mlflow.fields.pairing",
+    "docevals_mlflow.fields.processes",
+    "scipy.optimize",
+)
+"""Modules the fork server imports once, so that helpers start warm."""
+PIPE_BYTES = 1 << 20
+"""Pipe capacity asked for (Linux's default ceiling for unprivileged processes)."""
+
+PackedPair = tuple[str, Any, Any, "str | None", Any, Any]
+"""``(id, expected, predicted, class, confidence, explainability_info)``."""
+Outcome = tuple["BatchComparison", "list[DocumentComparison] | None"]
+"""A chunk's partial batch, and its documents with rows when only a sink wants them."""
+
+
+class Failure:
+    """A :class:`DocEvalsError` raised while comparing a chunk, carried back intact.
+
+    Exceptions pickle as ``cls(*args)``, which loses keyword-only context (file,
+    record, field path) or fails outright for subclasses with other signatures;
+    this carries the type, the message and every attribute instead.
+    """
+
+    __slots__ = ("args", "kind", "state")
+
+    def __init__(self, error: DocEvalsError) -> None:
+        self.kind = type(error)
+        self.args = error.args
+        self.state = dict(error.__dict__)
+
+    def error(self) -> DocEvalsError:
+        """The error, rebuilt."""
+        error = self.kind.__new__(self.kind)
+        error.args = self.args
+        error.__dict__.update(self.state)
+        return error
+
+
+class HelperCrash(RuntimeError):
+    """A helper failed in a way that is a bug (its traceback is the message)."""
+
+
+class PortableNode:
+    """What a report needs of a field node, for rows that cross a process boundary.
+
+    Rows refer to their field node, whose comparator may hold functions that do not
+    pickle; a portable row carries this instead, with its reason already written
+    (so :func:`~docevals_mlflow.fields.leaves.expand_row` never asks it to describe).
+    """
+
+    __slots__ = ("discovered", "label", "note", "template", "threshold")
+
+    def __init__(
+        self, template: str, label: str, threshold: float | None, discovered: bool
+    ) -> None:
+        self.template = template
+        self.label = label
+        self.threshold = threshold
+        self.discovered = discovered
+        self.note = ""
+
+    def __getstate__(self) -> tuple[str, str, float | None, bool]:
+        return self.template, self.label, self.threshold, self.discovered
+
+    def __setstate__(self, state: tuple[str, str, float | None, bool]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def describe(self, expected: Any, actual: Any, score: float | None) -> str:
+        raise AssertionError("a portable row carries its reason")
+
+
+def portable_rows(rows: list[Row], nodes: dict[int, PortableNode]) -> list[Row]:
+    """``rows`` with their nodes replaced by :class:`PortableNode` (one per node in
+    ``nodes``) and their reasons written out; they expand to the same tuples."""
+    out = []
+    for row in rows:
+        expanded = expand_row(row)
+        node = nodes.get(id(row[1]))
+        if node is None:
+            node = nodes[id(row[1])] = PortableNode(
+                expanded[1], expanded[2], expanded[3], expanded[9]
+            )
+        out.append((row[0], node, row[2], row[3], expanded[6], row[5], row[6], expanded[10]))
+    return out
+
+
+def compare_here(
+    comparer: FieldComparer, keep_rows: bool, chunk: list[DocumentPair]
+) -> Outcome | Failure:
+    """Compare one chunk into a partial batch (and, for a rows sink that the batch
+    does not keep rows for, the documents with their rows)."""
+    from docevals_mlflow.fields.batch import BatchComparison, fold_chunk
+
+    partial = BatchComparison(schema_id="", schema_version="", schema_sha256="")
+    try:
+        documents = fold_chunk(comparer, partial, chunk, keep_rows)
+    except DocEvalsError as exc:
+        return Failure(exc)
+    # With keep_rows the partial batch holds the documents themselves: sent once.
+    return partial, documents if comparer.keep_rows and not keep_rows else None
+
+
+# ---------------------------------------------------------------------------- helper side
+
+_COMPARERS: dict[tuple[str, bool], FieldComparer] = {}
+"""A helper's comparers, per (schema fingerprint, rows kept)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a helper needs besides the chunk: the schema (pickled once by the parent,
+    unpickled by a helper only the first time it sees it) and the row settings."""
+
+    key: tuple[str, bool]
+    schema: bytes
+    keep_rows: bool
+
+    def comparer(self) -> FieldComparer:
+        """The helper's comparer for this schema, compiled on first use."""
+        comparer = _COMPARERS.get(self.key)
+        if comparer is None:
+            from docevals_mlflow.fields.compare import FieldComparer
+
+            if len(_COMPARERS) >= 8:
+                _COMPARERS.pop(next(iter(_COMPARERS)))
+            comparer = _COMPARERS[self.key] = FieldComparer(
+                pickle.loads(self.schema), keep_rows=self.key[1]
+            )
+        return comparer
+
+
+def compare_packed(job: Job, packed: list[PackedPair]) -> Outcome | Failure:
+    """In a helper: compare one chunk; rows are made portable for the way back."""
+    from docevals_mlflow.fields.batch import DocumentPair
+    from docevals_mlflow.fields.compare import DocumentComparison
+
+    outcome = compare_here(job.comparer(), job.keep_rows, [DocumentPair(*item) for item in packed])
+    if isinstance(outcome, Failure):
+        return outcome
+    partial, documents = outcome
+    nodes: dict[int, PortableNode] = {}
+    for document in documents if documents is not None else partial.documents:
+        if isinstance(document, DocumentComparison) and document.rows is not None:
+            document.rows = portable_rows(document.rows, nodes)
+    return outcome
+
+
+def _helper_main(tasks: Connection, results: Connection) -> None:
+    """A helper's life: chunks in, outcomes out, until the parent closes the pipe."""
+    import docevals_mlflow.fields.batch
+    import docevals_mlflow.fields.pairing  # noqa: F401  (imported before saying hello)
+    from docevals_mlflow.fields.state import gc_paused
+
+    try:
+        results.send_bytes(b"")  # ready: until then the parent compares on its own
+    except (BrokenPipeError, OSError):
+        return
+    while True:
+        try:
+            data = tasks.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            # Unpickling a chunk allocates many small dicts: no collections meanwhile.
+            with gc_paused():
+                job, packed = pickle.loads(data)
+                outcome: Any = compare_packed(job, packed)
+                reply = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a bug: reported to the parent, which raises it
+            reply = pickle.dumps(HelperCrash(traceback.format_exc()))
+        try:
+            results.send_bytes(reply)
+        except (BrokenPipeError, OSError):
+            return
+
+
+# ---------------------------------------------------------------------------- parent side
+
+
+def _enlarge(connection: Connection) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # not Linux, or not allowed
+        pass
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        # Takes effect when the fork server starts (once per process); helpers then
+        # begin with the engine imported.
+        context.set_forkserver_preload(list(PRELOAD))
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass(eq=False)
+class Helper:
+    """One helper process, seen from the parent: its pipes and its chunks in flight."""
+
+    process: Any
+    tasks: Connection
+    results: Connection
+    outstanding: int = 0
+    ready: deque[Any] = field(default_factory=deque)
+    """Outcomes received and not yet folded in, oldest first."""
+    started: bool = False
+    """Whether the helper said it is ready (it has imported the engine)."""
+
+    launcher: threading.Thread | None = None
+    launch_error: BaseException | None = None
+
+    @classmethod
+    def start(cls) -> Helper:
+        """Start a helper; returns at once.
+
+        The first start in a process also starts the fork server, which imports the
+        engine (about a second) before it can fork; that happens on a thread, so the
+        caller compares documents meanwhile.
+        """
+        context = _context()
+        task_reader, task_writer = context.Pipe(duplex=False)
+        result_reader, result_writer = context.Pipe(duplex=False)
+        for end in (task_writer, result_writer):
+            _enlarge(end)
+        process = context.Process(  # type: ignore[attr-defined]
+            target=_helper_main,
+            args=(task_reader, result_writer),
+            name="docevals-helper",
+            daemon=True,
+        )
+        helper = cls(process, task_writer, result_reader)
+
+        def launch() -> None:
+            try:
+                process.start()
+            except BaseException as exc:  # reported by check_started
+                helper.launch_error = exc
+            finally:
+                task_reader.close()
+                result_writer.close()
+
+        helper.launcher = threading.Thread(target=launch, name="docevals-helper-start")
+        helper.launcher.start()
+        return helper
+
+    def alive(self) -> bool:
+        """Starting or running."""
+        launching = self.launcher is not None and self.launcher.is_alive()
+        return launching or (self.launch_error is None and self.process.is_alive())
+
+    def send(self, job: Job, packed: list[PackedPair]) -> None:
+        """Queue one chunk (returns at once: the pipe holds it)."""
+        self.tasks.send_bytes(pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL))
+        self.outstanding += 1
+
+    def check_started(self) -> bool:
+        """Whether the helper is ready for chunks (reads its hello if it has come)."""
+        if self.launch_error is not None:
+            raise HelperCrash(f"a helper process could not start: {self.launch_error}")
+        if not self.started and self.results.poll():
+            try:
+                self.results.recv_bytes()
+            except (EOFError, OSError):
+                raise HelperCrash(
+                    f"a helper process stopped (exit code {self.process.exitcode})"
+                ) from None
+            self.started = True
+        return self.started
+
+    def collect(self, *, block: bool) -> None:
+        """Receive every outcome already sent (with ``block``, at least one)."""
+        while self.outstanding and (block or self.results.poll()):
+            block = False
+            try:
+                data = self.results.recv_bytes()
+            except (EOFError, OSError):
+                raise HelperCrash(
+                    f"a helper process stopped (exit code {self.process.exitcode})"
+                ) from None
+            self.outstanding -= 1
+            self.ready.append(pickle.loads(data))
+
+    def stop(self) -> None:
+        """Close the pipes; the helper ends (terminated if it does not)."""
+        if self.launcher is not None:
+            self.launcher.join()
+        for connection in (self.tasks, self.results):
+            with contextlib.suppress(OSError):
+                connection.close()
+        if self.launch_error is not None:
+            return
+        self.process.join(timeout=1)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout=1)
+
+
+_HELPERS: list[Helper] = []
+
+
+def helpers(count: int) -> list[Helper]:
+    """``count`` idle helper processes, started on first use and then reused."""
+    if len(_HELPERS) != count or not all(helper.alive() for helper in _HELPERS):
+        stop_helpers()
+        _HELPERS.extend(Helper.start() for _ in range(count))
+    return list(_HELPERS)
+
+
+def stop_helpers() -> None:
+    """Stop the helper processes now (they also stop when Python exits)."""
+    while _HELPERS:
+        _HELPERS.pop().stop()
+
+
+def wait_any(busy: list[Helper]) -> None:
+    """Block until one of ``busy`` has sent an outcome, and receive what has come."""
+    wait([helper.results for helper in busy])
+    for helper in busy:
+        helper.collect(block=False)

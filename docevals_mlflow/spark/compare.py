@@ -1,0 +1,271 @@
+"""Field comparison of a Spark DataFrame: :func:`compare_documents_spark`."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields.batch import BatchComparison
+from docevals_mlflow.fields.compare import FieldComparer
+from docevals_mlflow.fields.parallel import check_deterministic
+from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.spark.aggregate import (
+    SparkBatchComparison,
+    aggregate,
+    documents_with_rows,
+    first_failure,
+)
+from docevals_mlflow.spark.columns import INPUT_COLUMNS, result_schema, spark_ddl
+from docevals_mlflow.spark.executor import ExecutorSettings, compare_batches
+from docevals_mlflow.spark.session import quiet_pandas_check
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from docevals_mlflow.tracking.runs import LoggedRun
+
+_ROW_COLUMNS = (
+    "path",
+    "template",
+    "method",
+    "threshold",
+    "expected",
+    "actual",
+    "score",
+    "outcome",
+    "matched",
+    "confidence",
+    "discovered",
+    "reason",
+)
+
+
+@dataclass
+class SparkFieldComparison:
+    """A field comparison computed by Spark.
+
+    ``results`` holds one row per input document (see
+    :mod:`docevals_mlflow.spark.columns`); ``batch`` holds the aggregate figures,
+    computed by Spark and equal to what :func:`~docevals_mlflow.compare_documents`
+    returns for the same documents, with one :class:`DocumentSummary` per document.
+    """
+
+    results: DataFrame
+    batch: BatchComparison
+    keep_rows: bool
+    ordered: bool = False
+    """Whether ``results`` are in input order partition by partition (no sort needed)."""
+
+    @property
+    def documents(self) -> DataFrame:
+        """Per-document results: id, class, cells, metrics (and ``rows`` when kept)."""
+        return self.results.select(
+            *(
+                name
+                for name in self.results.columns
+                if not name.startswith("_") and (self.keep_rows or name != "rows")
+            )
+        )
+
+    def field_rows(self) -> DataFrame:
+        """One row per leaf comparison (the columns of ``results/fields.parquet``;
+        ``expected`` and ``actual`` are JSON text)."""
+        from pyspark.sql import functions as F
+
+        return (
+            self.results.where(F.col("rows").isNotNull())
+            .select(
+                F.col("id").alias("document_id"),
+                F.col("class").alias("document_class"),
+                F.explode("rows").alias("row"),
+            )
+            .select("document_id", "document_class", *(f"row.{name}" for name in _ROW_COLUMNS))
+        )
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """Micro metrics of the whole input."""
+        return self.batch.metrics
+
+    @property
+    def macro_f1(self) -> float | None:
+        """Mean document F1 (exact, as on one machine)."""
+        return self.batch.macro_f1
+
+    def to_report(self, *, include_rows: bool | None = None) -> dict[str, Any]:
+        """The same report dict as ``compare_documents(...).to_report()``.
+
+        ``include_rows`` (default: whether rows were kept) streams every document's
+        rows to the driver, in input order; without them the report has one entry
+        per document and no rows.
+        """
+        from docevals_mlflow.fields.report import build_fields_report
+
+        if include_rows is None:
+            include_rows = self.keep_rows
+        if not include_rows or not self.keep_rows or not self.batch.documents:
+            return build_fields_report(self.batch, include_rows=False)
+        with_rows = copy.copy(self.batch)
+        with_rows.documents = list(documents_with_rows(self.results, ordered=self.ordered))
+        return build_fields_report(with_rows, include_rows=True)
+
+    def log(
+        self,
+        *,
+        include_rows: bool | None = None,
+        ground_truth: str | os.PathLike[str] | None = None,
+        verdict: str | None = None,
+        run_name: str | None = None,
+        experiment: str | None = None,
+        tracking_uri: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> LoggedRun:
+        """Log this comparison as one MLflow run, with the same layout as any field
+        comparison (see :func:`~docevals_mlflow.log_field_comparison`)."""
+        from docevals_mlflow.tracking.api import log_field_comparison
+
+        return log_field_comparison(
+            self.to_report(include_rows=include_rows),
+            ground_truth=ground_truth,
+            verdict=verdict,
+            run_name=run_name,
+            experiment=experiment,
+            tracking_uri=tracking_uri,
+            params={"docevals.engine": "spark", **(params or {})},
+            tags=tags,
+        )
+
+    def unpersist(self) -> None:
+        """Release the cached results."""
+        self.results.unpersist()
+
+
+def _json_text(frame: DataFrame, name: str | None) -> Column:
+    """A column as JSON text: strings are JSON already, structs, maps and arrays are
+    written as JSON by Spark, numbers and booleans are cast (their text is JSON)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, NullType, StringType, StructType
+
+    if name is None:
+        return F.lit(None).cast("string")
+    data_type = frame.schema[name].dataType
+    if isinstance(data_type, StringType):
+        return F.col(name)
+    if isinstance(data_type, NullType):
+        return F.lit(None).cast("string")
+    if isinstance(data_type, (StructType, MapType, ArrayType)):
+        return F.to_json(F.col(name))
+    return F.col(name).cast("string")
+
+
+def compare_documents_spark(
+    df: DataFrame,
+    schema: DocumentSchema | None = None,
+    *,
+    id_col: str = "id",
+    expected_col: str = "expected",
+    predicted_col: str = "predicted",
+    class_col: str | None = None,
+    confidence_col: str | None = None,
+    explainability_col: str | None = None,
+    order_col: str | None = None,
+    keep_rows: bool = True,
+    chunk_size: int = 256,
+    expected_only: Iterable[str] = (),
+    predicted_only: Iterable[str] = (),
+    collect_documents: bool = True,
+) -> SparkFieldComparison:
+    """Compare the documents of a Spark DataFrame field by field, on the executors.
+
+    Each row holds one document: its id, the expected and predicted data (JSON text,
+    or struct/map columns, which Spark writes as JSON; in a struct a missing key and
+    a null are the same), and optionally its class, a confidence map and IDP
+    explainability info. Executors compare the rows with ``mapInArrow`` (Arrow
+    batches, ``chunk_size`` documents vectorised together); Spark then sums the
+    cells per class, field and list, so the figures equal the single-machine ones
+    exactly. Documents are taken in ``order_col`` order (default: the DataFrame's
+    own order), which decides the order of report entries.
+
+    The results are cached (``persist``) because the aggregation reads them several
+    times; call :meth:`SparkFieldComparison.unpersist` when done.
+
+    ``collect_documents`` streams one small summary per document to the driver (the
+    report lists every document, as on one machine). For inputs too large to list,
+    pass ``False``: the figures are the same, the report's ``documents`` list is
+    empty, and the per-document results stay in ``results`` (write them out with
+    Spark).
+
+    Raises:
+        InputError: a missing column; the first document (in input order) that
+            cannot be read or compared, or a repeated id, with the same message as
+            on one machine (``source`` names the column).
+        ConfigurationError: SEMANTIC or LLM fields (their providers live in one
+            process), or a schema that cannot be compiled.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    schema = schema if schema is not None else DocumentSchema(schema_id="inferred")
+    check_deterministic(schema, "Spark")
+    FieldComparer(schema)  # compiles every comparator here, so schema errors surface now
+    names = {
+        "id": id_col,
+        "expected": expected_col,
+        "predicted": predicted_col,
+        "class": class_col,
+        "confidence": confidence_col,
+        "explainability": explainability_col,
+        "_order": order_col,
+    }
+    missing = [name for name in names.values() if name is not None and name not in df.columns]
+    if missing:
+        raise InputError(
+            f"no column {', '.join(map(repr, missing))} in the DataFrame",
+            expected=f"one of {', '.join(df.columns)}",
+        )
+    inputs = df.select(
+        (F.col(order_col) if order_col else F.monotonically_increasing_id()).alias("_order"),
+        F.col(id_col).cast("string").alias("id"),
+        (F.col(class_col).cast("string") if class_col else F.lit(None).cast("string")).alias(
+            "class"
+        ),
+        _json_text(df, expected_col).alias("expected"),
+        _json_text(df, predicted_col).alias("predicted"),
+        _json_text(df, confidence_col).alias("confidence"),
+        _json_text(df, explainability_col).alias("explainability"),
+    )
+    assert tuple(inputs.columns) == INPUT_COLUMNS
+    settings = ExecutorSettings(
+        schema=schema,
+        keep_rows=keep_rows,
+        chunk_size=chunk_size,
+        columns={role: name for role, name in names.items() if name is not None},
+    )
+    with quiet_pandas_check():
+        results = inputs.mapInArrow(
+            partial(compare_batches, settings=settings), spark_ddl(result_schema())
+        ).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        failure = first_failure(results)
+        if failure is not None:
+            raise failure
+        batch = SparkBatchComparison(
+            schema_id=schema.schema_id,
+            schema_version=schema.version,
+            schema_sha256=schema.sha256,
+            expected_only=list(expected_only),
+            predicted_only=list(predicted_only),
+        )
+        aggregate(results, batch, ordered=order_col is None, collect_documents=collect_documents)
+    except BaseException:
+        results.unpersist()
+        raise
+    return SparkFieldComparison(
+        results=results, batch=batch, keep_rows=keep_rows, ordered=order_col is None
+    )

@@ -1,0 +1,201 @@
+"""What runs on Spark's executors: Arrow batches of documents in, result rows out.
+
+Runs in Spark's Python workers; it imports the comparison engine and pyarrow, never
+pyspark. Each worker compiles the schema once and compares documents ``chunk_size``
+at a time (list pairing vectorised across the chunk, as on one machine). A document
+that cannot be read or compared becomes a row with ``_error`` set instead of failing
+the Spark job, so that the driver can raise the first error in input order, as the
+single-machine path does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from docevals_mlflow.core.datafiles import parse_json
+from docevals_mlflow.errors import DocEvalsError, InputError
+from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
+from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.state import ROW_FIELDS, gc_paused
+from docevals_mlflow.spark.columns import CELLS, METRICS, result_schema
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """What every executor needs (pickled with the function Spark ships)."""
+
+    schema: DocumentSchema
+    keep_rows: bool
+    chunk_size: int
+    columns: dict[str, str]
+    """Input column role (``expected``, ``confidence``...) → the caller's name, for
+    error messages."""
+
+
+_COMPARERS: dict[tuple[str, bool], FieldComparer] = {}
+
+
+def _comparer(settings: ExecutorSettings) -> FieldComparer:
+    key = (settings.schema.sha256, settings.keep_rows)
+    comparer = _COMPARERS.get(key)
+    if comparer is None:
+        comparer = _COMPARERS[key] = FieldComparer(settings.schema, keep_rows=settings.keep_rows)
+    return comparer
+
+
+def compare_batches(batches: Iterator[Any], settings: ExecutorSettings) -> Iterator[Any]:
+    """``mapInArrow`` function: compare the documents of each Arrow batch."""
+    import pyarrow as pa
+
+    schema = result_schema()
+    comparer = _comparer(settings)
+    for batch in batches:
+        columns = batch.to_pydict()
+        records = list(zip(*(columns[name] for name in columns), strict=True))
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(records), settings.chunk_size):
+            out.extend(
+                _compare_chunk(comparer, records[start : start + settings.chunk_size], settings)
+            )
+        yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+
+Record = tuple[int, Any, Any, str | None, str | None, str | None, str | None]
+"""``(_order, id, class, expected, predicted, confidence, explainability)``."""
+
+
+def _compare_chunk(
+    comparer: FieldComparer, records: list[Record], settings: ExecutorSettings
+) -> list[dict[str, Any]]:
+    results: dict[int, dict[str, Any]] = {}
+    ready: list[tuple[int, tuple[Any, Any, dict[str, Any]]]] = []
+    for index, record in enumerate(records):
+        try:
+            ready.append((index, _document_input(record, settings)))
+        except DocEvalsError as exc:
+            results[index] = _error_row(record, exc)
+    with gc_paused():
+        try:
+            compared = comparer.compare_many([item for _, item in ready])
+        except DocEvalsError:
+            # One bad document fails its chunk; compare each alone to find which.
+            compared = []
+            for index, item in ready:
+                try:
+                    compared.extend(comparer.compare_many([item]))
+                except DocEvalsError as exc:
+                    results[index] = _error_row(records[index], exc)
+            ready = [(index, item) for index, item in ready if index not in results]
+        for (index, _), document in zip(ready, compared, strict=True):
+            results[index] = _result_row(records[index][0], document)
+    return [results[index] for index in range(len(records))]
+
+
+def _document_input(record: Record, settings: ExecutorSettings) -> tuple[Any, Any, dict[str, Any]]:
+    order, doc_id, document_class, expected, predicted, confidence, explainability = record
+    names = settings.columns
+    if doc_id is None:
+        raise InputError(
+            f"a document has no id (row {order} of the input)",
+            source=f"column {names['id']!r}",
+            expected="an id in every row",
+        )
+    doc_id = str(doc_id)
+
+    def parse(text: str | None, role: str) -> Any:
+        if text is None:
+            return None
+        return parse_json(text, source=f"column {names[role]!r}", record=doc_id)
+
+    confidence_value = parse(confidence, "confidence")
+    if confidence_value is not None and not isinstance(confidence_value, dict):
+        raise InputError(
+            f"invalid confidence {confidence_value!r}",
+            source=f"column {names['confidence']!r}",
+            record=doc_id,
+            expected="an object mapping field paths to numbers",
+        )
+    return (
+        parse(expected, "expected"),
+        parse(predicted, "predicted"),
+        {
+            "document_id": doc_id,
+            "document_class": None if document_class is None else str(document_class),
+            "confidence": confidence_value,
+            "explainability_info": parse(explainability, "explainability"),
+        },
+    )
+
+
+def _empty_row(order: int, doc_id: Any) -> dict[str, Any]:
+    return {"_order": order, "id": None if doc_id is None else str(doc_id)}
+
+
+def _error_row(record: Record, error: DocEvalsError) -> dict[str, Any]:
+    row = _empty_row(record[0], record[1])
+    row["_error"] = json.dumps(error.context(), ensure_ascii=False)
+    return row
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
+    counts = document.counts
+    tp, fp, fn = counts.tp, counts.fa + counts.fd, counts.fn
+    infos = document.fields
+    row: dict[str, Any] = {
+        "_order": order,
+        "id": document.id,
+        "class": document.document_class,
+        "configured": document.configured,
+        **counts.as_dict(),
+        "undecided": sum(document.undecided.values()),
+        **counts.metrics(),
+        "_f1_num": 2 * tp,
+        "_f1_den": 2 * tp + fp + fn,
+        "_cells": [
+            {
+                "position": position,
+                "template": template,
+                "label": infos[template].label,
+                "method": infos[template].method,
+                "threshold": infos[template].threshold,
+                "discovered": infos[template].discovered,
+                "kind": infos[template].kind,
+                **dict(zip(CELLS, cells, strict=True)),
+                "undecided": document.undecided.get(template, 0),
+            }
+            for position, (template, cells) in enumerate(document.cells.items())
+        ],
+        "_items": [
+            {
+                "position": position,
+                "template": template,
+                "label": infos[template].label,
+                "matched": cells[0],
+                "missed": cells[1],
+                "extra": cells[2],
+            }
+            for position, (template, cells) in enumerate(document.items.items())
+        ],
+        "_reasons": list(document.undecided_reasons),
+    }
+    if document.rows is not None:
+        rows = []
+        for compact in document.rows:
+            record = dict(zip(ROW_FIELDS, expand_row(compact), strict=True))
+            record["expected"] = _json(record["expected"])
+            record["actual"] = _json(record["actual"])
+            record["matched"] = record["outcome"] in ("TP", "TN")
+            rows.append(record)
+        row["rows"] = rows
+    return row
+
+
+__all__ = ["METRICS", "ExecutorSettings", "compare_batches"]

@@ -1,0 +1,21 @@
+"""One local Spark session (``local[2]``) for every Spark test: starting one costs
+seconds, so it is shared by the whole test session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark", reason="needs the spark extra")
+    from docevals_mlflow.spark.session import spark_session
+
+    session = spark_session("local[2]", app_name="docevals-tests")
+    # Small data: two shuffle partitions instead of 200 keep every job short.
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+    session.stop()

@@ -1,0 +1,153 @@
+"""``docevals fields --spark``: JSON Lines and Parquet read through Spark give the
+report one machine writes, and the same one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fields.test_parallel import _records
+from tests.fields.test_properties import SCHEMA
+from tests.helpers import assert_one_line_error, run, write_jsonl
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    records = _records(40, rng_seed=9)
+    expected = write_jsonl(
+        tmp_path / "expected.jsonl",
+        [{"id": r["id"], "class": r["class"], "data": r["expected"]} for r in records]
+        + [{"id": "only-expected", "data": {"Account": "Z"}}],
+    )
+    predicted = write_jsonl(
+        tmp_path / "predicted.jsonl",
+        [{"id": "only-predicted", "data": {}}]
+        + [
+            {"id": r["id"], "data": r["predicted"], "confidence": {"$.account": 0.5}}
+            for r in reversed(records)
+        ],
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text(SCHEMA.model_dump_json(), encoding="utf-8")
+    return expected, predicted, schema
+
+
+def fields(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: Any) -> tuple[int, str, str]:
+    return run(capsys, "fields", "--output", tmp_path / "report.json", *argv)
+
+
+def report(tmp_path: Path) -> str:
+    return (tmp_path / "report.json").read_text(encoding="utf-8")
+
+
+def test_json_lines_through_spark(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    inputs: tuple[Path, Path, Path],
+) -> None:
+    expected, predicted, schema = inputs
+    common = ("--expected", expected, "--predicted", predicted, "--schema", schema)
+    code, out, err = fields(capsys, tmp_path, *common)
+    assert code == 0, err
+    one_machine = report(tmp_path)
+    code, spark_out, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
+    assert code == 0, err
+    assert report(tmp_path) == one_machine
+    assert spark_out == out
+    unpaired = json.loads(one_machine)["unpaired"]
+    assert unpaired == {"expected_only": ["only-expected"], "predicted_only": ["only-predicted"]}
+
+
+def test_parquet_through_spark(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    inputs: tuple[Path, Path, Path],
+) -> None:
+    import pandas as pd
+
+    expected, predicted, schema = inputs
+    code, _, err = fields(
+        capsys, tmp_path, "--expected", expected, "--predicted", predicted, "--schema", schema
+    )
+    assert code == 0, err
+    one_machine = report(tmp_path)
+    tables = {}
+    for side in (expected, predicted):
+        records = [json.loads(line) for line in side.read_text(encoding="utf-8").splitlines()]
+        frame = pd.DataFrame(
+            {
+                "id": [record["id"] for record in records],
+                "class": [record.get("class") for record in records],
+                "data": [json.dumps(record["data"]) for record in records],
+                "confidence": [
+                    json.dumps(record["confidence"]) if "confidence" in record else None
+                    for record in records
+                ],
+            }
+        )
+        tables[side] = tmp_path / f"{side.stem}.parquet"
+        frame.to_parquet(tables[side])
+    code, _, err = fields(
+        capsys,
+        tmp_path,
+        "--expected", tables[expected],
+        "--predicted", tables[predicted],
+        "--schema", schema,
+        "--spark",
+    )  # fmt: skip
+    assert code == 0, err
+    assert report(tmp_path) == one_machine
+
+
+@pytest.mark.parametrize(
+    ("side", "line", "fragment"),
+    [
+        ("predicted", '{"id": "doc-3", "data": {"a": 1}', "malformed JSON"),
+        ("expected", '{"id": "doc-1", "data": {}}', "duplicate id 'doc-1'"),
+        ("expected", '{"id": "doc-9", "data": {}, "extra": 1}', "unknown record key"),
+    ],
+)
+def test_bad_input_fails_as_on_one_machine(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    inputs: tuple[Path, Path, Path],
+    side: str,
+    line: str,
+    fragment: str,
+) -> None:
+    expected, predicted, _ = inputs
+    target = expected if side == "expected" else predicted
+    lines = target.read_text(encoding="utf-8").splitlines()
+    lines.insert(5, line)
+    lines.insert(2, "")  # a blank line still counts as a line
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    common = ("--expected", expected, "--predicted", predicted)
+    code, _, err = fields(capsys, tmp_path, *common)
+    assert code == 2
+    assert_one_line_error(err, fragment, str(target))
+    code, _, spark_err = fields(capsys, tmp_path, *common, "--spark")
+    assert code == 2
+    assert spark_err == err
+
+
+def test_workers_and_spark_do_not_mix(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    inputs: tuple[Path, Path, Path],
+) -> None:
+    expected, predicted, _ = inputs
+    code, _, err = fields(
+        capsys, tmp_path, "--expected", expected, "--predicted", predicted, "--spark",
+        "--workers", "2",
+    )  # fmt: skip
+    assert code == 2
+    assert_one_line_error(err, "--workers is for one machine")
