@@ -29,8 +29,11 @@ from docevals_mlflow.fields.leaves import expand_row
 from docevals_mlflow.fields.state import Row
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from docevals_mlflow.fields.batch import BatchComparison, DocumentPair
     from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
+    from docevals_mlflow.fields.schema import DocumentSchema
 
 PRELOAD = (
     "docevals_mlflow.fields.batch",
@@ -138,7 +141,27 @@ def compare_here(
 # ---------------------------------------------------------------------------- helper side
 
 _COMPARERS: dict[tuple[str, bool], FieldComparer] = {}
-"""A helper's comparers, per (schema fingerprint, rows kept)."""
+"""A worker process's comparers, per (schema fingerprint, rows kept)."""
+MAX_COMPARERS = 8
+"""Comparers a worker keeps (the oldest goes first): a long-lived worker may see
+many schemas."""
+
+
+def cached_comparer(
+    sha256: str, keep_rows: bool, load_schema: Callable[[], DocumentSchema]
+) -> FieldComparer:
+    """The comparer for the schema with fingerprint ``sha256``, compiled (from
+    ``load_schema()``) only the first time this process sees it. Helpers and Spark's
+    Python workers both live across many chunks."""
+    key = (sha256, keep_rows)
+    comparer = _COMPARERS.get(key)
+    if comparer is None:
+        from docevals_mlflow.fields.compare import FieldComparer
+
+        if len(_COMPARERS) >= MAX_COMPARERS:
+            _COMPARERS.pop(next(iter(_COMPARERS)))
+        comparer = _COMPARERS[key] = FieldComparer(load_schema(), keep_rows=keep_rows)
+    return comparer
 
 
 @dataclass(frozen=True)
@@ -152,16 +175,7 @@ class Job:
 
     def comparer(self) -> FieldComparer:
         """The helper's comparer for this schema, compiled on first use."""
-        comparer = _COMPARERS.get(self.key)
-        if comparer is None:
-            from docevals_mlflow.fields.compare import FieldComparer
-
-            if len(_COMPARERS) >= 8:
-                _COMPARERS.pop(next(iter(_COMPARERS)))
-            comparer = _COMPARERS[self.key] = FieldComparer(
-                pickle.loads(self.schema), keep_rows=self.key[1]
-            )
-        return comparer
+        return cached_comparer(*self.key, lambda: pickle.loads(self.schema))
 
 
 def compare_packed(job: Job, packed: list[PackedPair]) -> Outcome | Failure:

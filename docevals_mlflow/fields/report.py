@@ -66,6 +66,12 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
     ]
 
 
+_AFTER_OUTCOME = ROW_FIELDS.index("outcome") + 1
+REPORT_ROW_FIELDS = (*ROW_FIELDS[:_AFTER_OUTCOME], "matched", *ROW_FIELDS[_AFTER_OUTCOME:])
+"""Keys of a report row, in order: a compared row's fields with ``matched`` (TP or
+TN) after ``outcome``. The Parquet tables and Spark's per-field rows use this order."""
+
+
 def _rows(document: DocumentComparison, confident: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for row in document.rows or ():

@@ -13,6 +13,7 @@ from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.batch import BatchComparison
 from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.fields.parallel import check_deterministic
+from docevals_mlflow.fields.report import REPORT_ROW_FIELDS
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.spark.aggregate import (
     SparkBatchComparison,
@@ -28,21 +29,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from docevals_mlflow.tracking.runs import LoggedRun
-
-_ROW_COLUMNS = (
-    "path",
-    "template",
-    "method",
-    "threshold",
-    "expected",
-    "actual",
-    "score",
-    "outcome",
-    "matched",
-    "confidence",
-    "discovered",
-    "reason",
-)
 
 
 @dataclass
@@ -84,7 +70,7 @@ class SparkFieldComparison:
                 F.col("class").alias("document_class"),
                 F.explode("rows").alias("row"),
             )
-            .select("document_id", "document_class", *(f"row.{name}" for name in _ROW_COLUMNS))
+            .select("document_id", "document_class", *(f"row.{name}" for name in REPORT_ROW_FIELDS))
         )
 
     @property

@@ -19,6 +19,7 @@ from docevals_mlflow.core.datafiles import parse_json
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.processes import cached_comparer
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.fields.state import ROW_FIELDS, gc_paused
 from docevals_mlflow.spark.columns import CELLS, METRICS, result_schema
@@ -36,23 +37,12 @@ class ExecutorSettings:
     error messages."""
 
 
-_COMPARERS: dict[tuple[str, bool], FieldComparer] = {}
-
-
-def _comparer(settings: ExecutorSettings) -> FieldComparer:
-    key = (settings.schema.sha256, settings.keep_rows)
-    comparer = _COMPARERS.get(key)
-    if comparer is None:
-        comparer = _COMPARERS[key] = FieldComparer(settings.schema, keep_rows=settings.keep_rows)
-    return comparer
-
-
 def compare_batches(batches: Iterator[Any], settings: ExecutorSettings) -> Iterator[Any]:
     """``mapInArrow`` function: compare the documents of each Arrow batch."""
     import pyarrow as pa
 
     schema = result_schema()
-    comparer = _comparer(settings)
+    comparer = cached_comparer(settings.schema.sha256, settings.keep_rows, lambda: settings.schema)
     for batch in batches:
         columns = batch.to_pydict()
         records = list(zip(*(columns[name] for name in columns), strict=True))

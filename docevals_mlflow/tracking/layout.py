@@ -17,6 +17,7 @@ from docevals_mlflow.core.literals import VERDICTS
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.fields.counts import METRIC_NAMES
+from docevals_mlflow.fields.report import REPORT_ROW_FIELDS
 from docevals_mlflow.reports.markdown import figure_text, table
 from docevals_mlflow.tracking import diagnostics_layout
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
@@ -152,22 +153,7 @@ def _text_value(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-_ROW_COLUMNS = (
-    "document_id",
-    "document_class",
-    "path",
-    "template",
-    "method",
-    "threshold",
-    "expected",
-    "actual",
-    "score",
-    "outcome",
-    "matched",
-    "confidence",
-    "discovered",
-    "reason",
-)
+_ROW_COLUMNS = ("document_id", "document_class", *REPORT_ROW_FIELDS)
 
 
 def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
