@@ -55,6 +55,7 @@ from docevals_mlflow.errors import (
     MetricError,
     OutputError,
     PipelineDefinitionError,
+    WorkerProcessError,
 )
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
@@ -252,6 +253,7 @@ __all__ = [
     "TrackingError",
     "TrackingUnavailableError",
     "Usage",
+    "WorkerProcessError",
     "__version__",
     "apply_decisions",
     "approve_generated_reference",

@@ -137,6 +137,10 @@ class MetricError(DocEvalsError, RuntimeError):
     """A metric returned something it is not allowed to return."""
 
 
+class WorkerProcessError(DocEvalsError, RuntimeError):
+    """A worker process (``workers`` > 1) could not start or stopped mid-run."""
+
+
 class ProviderError(DocEvalsError, ConnectionError):
     """A model provider could not be reached or refused the request, after retries.
 

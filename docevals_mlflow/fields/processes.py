@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.errors import DocEvalsError, WorkerProcessError
 from docevals_mlflow.fields.leaves import expand_row
 from docevals_mlflow.fields.state import Row
 
@@ -75,7 +75,8 @@ class Failure:
 
 
 class HelperCrash(RuntimeError):
-    """A helper failed in a way that is a bug (its traceback is the message)."""
+    """A helper failed in a way that is a bug (its traceback is the message); a helper
+    that stops (killed, out of memory) raises :class:`WorkerProcessError` instead."""
 
 
 class PortableNode:
@@ -300,22 +301,46 @@ class Helper:
         launching = self.launcher is not None and self.launcher.is_alive()
         return launching or (self.launch_error is None and self.process.is_alive())
 
+    def stopped(self) -> WorkerProcessError:
+        """The error for a helper that went away (killed, or out of memory)."""
+        self.process.join(timeout=1)
+        code = self.process.exitcode
+        how = (
+            f"was killed by signal {-code}"
+            if code is not None and code < 0
+            else (f"exited with code {code}" if code is not None else "closed its pipe")
+        )
+        return WorkerProcessError(
+            f"a worker process {how} while comparing documents",
+            expected="enough memory for every worker: fewer workers (--workers), "
+            "or rows not kept (--no-rows)",
+        )
+
     def send(self, job: Job, packed: list[PackedPair]) -> None:
-        """Queue one chunk (returns at once: the pipe holds it)."""
-        self.tasks.send_bytes(pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL))
+        """Queue one chunk (returns at once: the pipe holds it).
+
+        Raises:
+            WorkerProcessError: the helper has stopped.
+        """
+        data = pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.tasks.send_bytes(data)
+        except OSError:  # BrokenPipeError: the helper is gone
+            raise self.stopped() from None
         self.outstanding += 1
 
     def check_started(self) -> bool:
         """Whether the helper is ready for chunks (reads its hello if it has come)."""
         if self.launch_error is not None:
-            raise HelperCrash(f"a helper process could not start: {self.launch_error}")
+            raise WorkerProcessError(
+                f"a worker process could not start: {self.launch_error}",
+                expected="a platform where Python can start processes, or workers=1",
+            )
         if not self.started and self.results.poll():
             try:
                 self.results.recv_bytes()
             except (EOFError, OSError):
-                raise HelperCrash(
-                    f"a helper process stopped (exit code {self.process.exitcode})"
-                ) from None
+                raise self.stopped() from None
             self.started = True
         return self.started
 
@@ -326,9 +351,7 @@ class Helper:
             try:
                 data = self.results.recv_bytes()
             except (EOFError, OSError):
-                raise HelperCrash(
-                    f"a helper process stopped (exit code {self.process.exitcode})"
-                ) from None
+                raise self.stopped() from None
             self.outstanding -= 1
             self.ready.append(pickle.loads(data))
 

@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
+from docevals_mlflow.errors import (
+    ConfigurationError,
+    DocEvalsError,
+    InputError,
+    WorkerProcessError,
+)
 from docevals_mlflow.fields import parallel
 from docevals_mlflow.fields.batch import (
     BatchComparison,
@@ -360,3 +365,68 @@ def test_document_pairs_keep_their_fields_through_the_workers() -> None:
     several = compare_documents(pairs, SCHEMA, chunk_size=2, workers=2)
     assert report_text(several) == report_text(serial)
     assert "calibration" in several.to_report()
+
+
+# --- helper processes ----------------------------------------------------------------
+
+
+def _ready_helper() -> Any:
+    """The one helper of ``workers=2``, started and past its hello (a short call may
+    have been compared by the parent alone while the helper was still starting)."""
+    from docevals_mlflow.fields import processes
+
+    (helper,) = processes.helpers(1)
+    if helper.launcher is not None:
+        helper.launcher.join()
+    if not helper.started:
+        assert helper.results.poll(60)
+        assert helper.check_started()
+    return helper
+
+
+def test_a_helper_that_died_between_calls_is_replaced() -> None:
+    import os
+    import signal
+
+    from docevals_mlflow.fields import processes
+
+    records = _records(600)  # three chunks of 256: a helper is used
+    expected = report_text(compare_documents(records, SCHEMA, chunk_size=256))
+    assert report_text(compare_documents(records, SCHEMA, chunk_size=256, workers=2)) == expected
+    helper = _ready_helper()
+    os.kill(helper.process.pid, signal.SIGKILL)
+    helper.process.join(timeout=10)
+    assert report_text(compare_documents(records, SCHEMA, chunk_size=256, workers=2)) == expected
+    (replacement,) = processes.helpers(1)
+    assert replacement is not helper
+    assert replacement.alive()
+
+
+def test_a_helper_that_dies_mid_run_is_reported_and_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import signal
+
+    from docevals_mlflow.fields import processes
+
+    records = _records(3_000)
+    expected = report_text(compare_documents(records, SCHEMA, chunk_size=64))
+    compare_documents(records[:300], SCHEMA, chunk_size=64, workers=2)
+    helper = _ready_helper()
+    sent = processes.Helper.send
+
+    def send_then_die(self: Any, job: Any, packed: Any) -> None:
+        sent(self, job, packed)
+        if self.outstanding == 2:  # with chunks in flight, as a crash would find it
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.join(timeout=10)
+
+    monkeypatch.setattr(processes.Helper, "send", send_then_die)
+    with pytest.raises(WorkerProcessError, match="killed by signal 9") as raised:
+        compare_documents(records, SCHEMA, chunk_size=64, workers=2)
+    monkeypatch.setattr(processes.Helper, "send", sent)
+    assert "--workers" in str(raised.value)
+    assert not helper.alive()
+    # The next call starts a new helper and gets the serial figures.
+    assert report_text(compare_documents(records, SCHEMA, chunk_size=64, workers=2)) == expected
