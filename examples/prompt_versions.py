@@ -82,6 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             EXPERIMENT,
             "--run-name",
             prompt.run_name,
+            # What made the predictions, recorded on the run for the comparison below:
+            # the prompt text (and its version in MLflow's prompt registry).
+            "--prompt",
+            f"prompts/{prompt.run_name}.txt",
+            "--prompt-name",
+            "invoice-extract",
+            "--param",
+            f"prompt.version={prompt.version}",
         )
 
     heading("4. Compare the runs: what moved, and is it real?")

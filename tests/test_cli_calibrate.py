@@ -178,3 +178,43 @@ def test_labels_from_csv_work_end_to_end(inputs, tmp_path):
     # judge pass 2, fail 1: S = 2*1 + 1*2 = 4; kappa = (6 - 4) / (9 - 4) = 0.4.
     assert report.cases.kappa == pytest.approx(0.4)
     assert [pair.labeler for pair in report.cases.pairs] == ["ann", "ann", "bo"]
+
+
+def test_panel_calibration_ranks_verdicts_by_disagreement(mlflow_store, tmp_path, capsys):
+    # Panel scenario: humans say p3 fails, the panel passed it with one dissent, so
+    # the one panel error is among the most disputed verdicts.
+    paths = []
+    for report in panel_reports():
+        path = tmp_path / "reports" / f"{report.case_id}.json"
+        path.parent.mkdir(exist_ok=True)
+        write_report(report, path)
+        paths.append(str(path))
+    labels = write_labels(tmp_path / "labels.jsonl", case_labels(PANEL_HUMANS))
+    output = tmp_path / "calibration.json"
+    markdown = tmp_path / "calibration.md"
+    code = main([*argv(paths, labels, output, "--markdown", str(markdown), "--bootstrap", "50")])
+    out = capsys.readouterr().out
+    assert code == 0
+    (line,) = [line for line in out.splitlines() if line.startswith("panel disagreement:")]
+    assert "catches 33% of the panel's errors (0.33 of 1; ties share credit)" in line
+    report = CalibrationReport.model_validate_json(output.read_text(encoding="utf-8"))
+    assert report.disagreement is not None
+    assert report.disagreement.truth == "human_labels"
+    assert report.disagreement.review.errors == 1
+    first = report.disagreement.order[0]
+    assert (first.case_id, first.panel_verdict, first.truth) == ("p3", "pass", "fail")
+    assert "## Panel disagreement as a review signal" in markdown.read_text(encoding="utf-8")
+    run_id = re.search(r"MLflow run ([0-9a-f]{32})", out).group(1)
+    from mlflow.tracking import MlflowClient
+
+    metrics = MlflowClient(mlflow_store).get_run(run_id).data.metrics
+    assert metrics["disagreement_budget/5pct/error_capture"] == pytest.approx(1 / 3)
+
+
+def test_single_judge_calibration_has_no_disagreement_budget(inputs, tmp_path, capsys):
+    reports, labels = inputs
+    output = tmp_path / "calibration.json"
+    assert main([*argv(reports, labels, output, "--no-mlflow")]) in (0, 1)
+    assert "panel disagreement" not in capsys.readouterr().out
+    report = CalibrationReport.model_validate_json(output.read_text(encoding="utf-8"))
+    assert report.disagreement is None

@@ -219,6 +219,15 @@ def test_prompt_versions_compares_two_logged_runs(run_example: Callable[..., Ran
     kinds = sorted(run.data.tags["docevals.kind"] for run in runs.values())
     # The reversed comparison ran with --no-mlflow: one comparison run only.
     assert kinds == ["comparison", "evaluation", "evaluation"]
+    # Each run names the prompt that made its predictions; the comparison shows the diff.
+    uris = {name: runs[name].data.params["prompt.uri"] for name in ("prompt-v1", "prompt-v2")}
+    assert uris == {
+        "prompt-v1": "prompts:/invoice-extract/1",
+        "prompt-v2": "prompts:/invoice-extract/2",
+    }
+    assert runs["prompt-v2"].data.params["prompt.version"] == "v2"
+    comparison = (root / "comparison" / "comparison.md").read_text(encoding="utf-8")
+    assert "specs/prompt.txt" in comparison
 
 
 def test_pipeline_attribution_charges_each_failure_to_its_stage(

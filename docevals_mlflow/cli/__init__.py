@@ -25,6 +25,7 @@ from docevals_mlflow.cli import (
     runs,
     split,
 )
+from docevals_mlflow.cli.annotations import check_annotations
 from docevals_mlflow.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BELOW_THRESHOLD,
@@ -74,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
+        check_annotations(args)
         code: int = args.handler(args)
     except DocEvalsError as exc:
         print(f"docevals: error: {exc}", file=sys.stderr)

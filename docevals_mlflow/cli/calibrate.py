@@ -11,6 +11,7 @@ from docevals_mlflow._version import __version__
 from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.diagnostics import DisagreementBudget
 from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.judges.calibration import (
@@ -88,6 +89,7 @@ def layout_calibration(
     abstention_rate, precision, recall, n}``, plus ``calibration/fleiss_kappa`` and
     ``calibration/variant/<name>/kappa`` for panels. Undefined figures are not logged.
     """
+    from docevals_mlflow.tracking.diagnostics_layout import disagreement_metrics
     from docevals_mlflow.tracking.keys import KeyMap, legal_key
     from docevals_mlflow.tracking.layout import tag_evaluation
 
@@ -124,10 +126,26 @@ def layout_calibration(
             segment = keys.named("variant", variant.name)
             writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
             writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
+    disagreement_metrics(writer, report.disagreement)
     tag_evaluation(writer, "calibration", verdict=verdict, note=_note(report))
     writer.json("report/report.json", report.model_dump(mode="json"))
     writer.text("report/report.md", markdown)
     writer.json("metrics_index.json", keys.index())
+
+
+def disagreement_line(budget: DisagreementBudget) -> str:
+    """``panel disagreement: reviewing the 10% most disputed verdicts catches 60% of
+    the panel's errors (3 of 5)``, for the smallest budget that catches any."""
+    review = budget.review
+    if not review.errors:
+        return f"panel disagreement: the panel made no errors on {review.items} labelled verdicts"
+    point = next((point for point in review.budgets if point.errors_caught), review.budgets[-1])
+    caught = round(point.errors_caught, 2)
+    return (
+        f"panel disagreement: reviewing the {point.budget:.0%} most disputed verdicts "
+        f"catches {point.error_capture or 0:.0%} of the panel's errors "
+        f"({caught:g} of {review.errors}{'; ties share credit' if caught != round(caught) else ''})"
+    )
 
 
 def _note(report: CalibrationReport) -> str:
@@ -170,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
     print(report.verdict_line("claims"))
     if report.panel is not None and report.panel.fleiss_kappa is not None:
         print(f"Fleiss' κ across panel variants: {report.panel.fleiss_kappa:.2f}")
+    if report.disagreement is not None:
+        print(disagreement_line(report.disagreement))
     if report.unmatched_labels:
         print(
             f"{len(report.unmatched_labels)} label(s) matched no judged case or claim "

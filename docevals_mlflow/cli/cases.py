@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.annotations import add_run_annotations
 from docevals_mlflow.cli.common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_OK,
@@ -86,6 +87,7 @@ def register(commands: Any) -> None:
     add_judge_options(case)
     add_dataset_option(case)
     add_tracking_options(case)
+    add_run_annotations(case)
     case.set_defaults(handler=_run_case)
 
     pipeline = commands.add_parser(
@@ -111,6 +113,7 @@ def register(commands: Any) -> None:
     add_counterfactual_options(pipeline)
     add_dataset_option(pipeline, pipeline=True)
     add_tracking_options(pipeline)
+    add_run_annotations(pipeline)
     pipeline.set_defaults(handler=_run_pipeline)
 
     suite = commands.add_parser("suite", help="aggregate case and pipeline reports")
@@ -119,6 +122,7 @@ def register(commands: Any) -> None:
     add_output_options(suite)
     add_fail_on(suite, default="never", subject="any case's verdict")
     add_tracking_options(suite)
+    add_run_annotations(suite)
     suite.set_defaults(handler=_run_suite)
 
 

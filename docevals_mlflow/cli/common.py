@@ -109,10 +109,12 @@ def log_evaluation(
     """
     if not tracking_wanted(args):
         return None
+    from docevals_mlflow.cli.annotations import annotate
     from docevals_mlflow.tracking.bundle import BundleWriter
 
     writer = BundleWriter(run_name=args.run_name or default_run_name)
     build(writer)
+    annotate(args, writer)
     logged = log_or_keep(
         writer,
         tracking_uri=args.tracking_uri,

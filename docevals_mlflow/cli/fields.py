@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.annotations import add_run_annotations
 from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
 from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs, record_dataset
 from docevals_mlflow.cli.diagnostics import calibration_line
@@ -115,6 +116,7 @@ def register(commands: Any) -> None:
         "none for another --embeddings-url)",
     )
     add_tracking_options(fields)
+    add_run_annotations(fields, prompt=True)
     fields.set_defaults(handler=run)
 
 
@@ -132,15 +134,34 @@ class FieldMethodProviders:
         self.cache = cache
         self.comparators: list[Any] = []
         self.providers = dict(field_providers(embeddings=embeddings, llm=llm, cache=cache))
-        if "LLM" in self.providers:
-            build = self.providers["LLM"]
+        for method, build in list(self.providers.items()):
+            self.providers[method] = self._tracked(build)
 
-            def tracked(spec: Any) -> Any:
-                comparator = build(spec)
-                self.comparators.append(comparator)
-                return comparator
+    def _tracked(self, build: Any) -> Any:
+        def tracked(spec: Any) -> Any:
+            comparator = build(spec)
+            self.comparators.append(comparator)
+            return comparator
 
-            self.providers["LLM"] = tracked
+        return tracked
+
+    def pairing_warning(self) -> str | None:
+        """A warning when embeddings failed while list items were being paired (they
+        were paired by text similarity instead), else ``None``."""
+        fallbacks = [
+            comparator
+            for comparator in self.comparators
+            if getattr(comparator, "pairing_fallbacks", 0)
+        ]
+        if not fallbacks:
+            return None
+        count = sum(comparator.pairing_fallbacks for comparator in fallbacks)
+        return (
+            f"docevals: warning: embeddings failed while pairing list items ({count} "
+            f"time{'s' if count != 1 else ''}; first: {fallbacks[0].pairing_error}); those "
+            "items were paired by text similarity instead, and their SEMANTIC values were "
+            "compared as usual"
+        )
 
     def usage_line(self) -> str | None:
         """``field methods: N requests, X input tokens, Y output tokens[, $Z][; K
@@ -151,7 +172,9 @@ class FieldMethodProviders:
         """
         from docevals_mlflow.judges.usage import total_usage
 
-        usages = [comparator.usage for comparator in self.comparators]
+        usages = [
+            comparator.usage for comparator in self.comparators if hasattr(comparator, "usage")
+        ]
         if self.embeddings is not None:
             usages.append(self.embeddings.usage)
         if not usages:
@@ -311,9 +334,9 @@ def run(args: argparse.Namespace) -> int:
     if usage is not None:
         print(usage)
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
-    undecided = undecided_warning(report)
-    if undecided is not None:
-        print(undecided, file=sys.stderr)
+    for warning in (undecided_warning(report), providers.pairing_warning()):
+        if warning is not None:
+            print(warning, file=sys.stderr)
     breached = breaches(lambda metric: _overall_value(report, metric), under=under, over=over)
 
     def build(writer: Any) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.annotations import add_run_annotations
 from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
@@ -65,6 +66,7 @@ def register(commands: Any) -> None:
         f"{', '.join(SPLIT_FAIL_UNDER)} (repeatable)",
     )
     add_tracking_options(split)
+    add_run_annotations(split, prompt=True)
     split.set_defaults(handler=run)
 
 

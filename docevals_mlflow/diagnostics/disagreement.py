@@ -148,13 +148,24 @@ def _labelled_budget(
     from docevals_mlflow.judges.calibration import calibrate
 
     calibration = calibrate(stages, labels, metric=metric, bootstrap=0)
+    return labelled_disagreement_budget(stages, calibration.cases.pairs, budgets, targets)
+
+
+def labelled_disagreement_budget(
+    stages: list[EvaluationReport],
+    case_pairs: Iterable[Any],
+    budgets: Sequence[float] = DEFAULT_BUDGETS,
+    targets: Sequence[float] = DEFAULT_TARGETS,
+) -> DisagreementBudget | None:
+    """The disagreement budget of panel verdicts already paired with human case
+    labels (``CalibrationReport.cases.pairs``); ``None`` without a panel verdict."""
     results = {
         (stage.case_id, stage.stage_id, result.name): result
         for stage in stages
         for result in stage.metric_results
     }
     candidates = []
-    for pair in calibration.cases.pairs:
+    for pair in case_pairs:
         result = results.get((pair.case_id, pair.stage_id, pair.metric))
         disagreement = panel_disagreement(result) if result is not None else None
         if result is None or disagreement is None:

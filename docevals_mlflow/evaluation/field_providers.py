@@ -38,8 +38,34 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def text_ranking_matrix(expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+    """Token-set similarity of every (expected, predicted) text: a ranking of list
+    items for pairing that needs no provider call."""
+    if not expected or not predicted:
+        return np.zeros((len(expected), len(predicted)), dtype=np.float64)
+    scores: Matrix = process.cdist(
+        list(expected), list(predicted), scorer=fuzz.token_set_ratio, dtype=np.float64
+    )
+    return scores / 100.0
+
+
+def text_ranking_pairwise(
+    expected: Sequence[Any], predicted: Sequence[Any], left: Any, right: Any
+) -> Any:
+    """:func:`text_ranking_matrix` for the pairs ``(expected[left[i]], predicted[right[i]])``."""
+    a = [expected[index] for index in np.asarray(left).tolist()]
+    b = [predicted[index] for index in np.asarray(right).tolist()]
+    return process.cpdist(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64) / 100.0
+
+
 class SemanticComparator:
-    """``SEMANTIC``: cosine similarity of embeddings, matched at ``threshold``."""
+    """``SEMANTIC``: cosine similarity of embeddings, matched at ``threshold``.
+
+    List items are paired by embedding similarity too. When the embeddings request
+    for pairing fails, the items are paired by text similarity instead (counted in
+    ``pairing_fallbacks``) rather than stopping the batch; the values themselves are
+    then decided, or left undecided, as any other SEMANTIC comparison.
+    """
 
     method = "SEMANTIC"
     deferred = True
@@ -48,6 +74,15 @@ class SemanticComparator:
         self.client = client
         self.threshold = threshold
         self.label = f"SEMANTIC (threshold: {threshold:g})"
+        self.pairing_fallbacks = 0
+        """List pairings that used text similarity because embeddings failed."""
+        self.pairing_error: str | None = None
+        """The first such failure, for the warning."""
+
+    def _fallback(self, error: Exception) -> None:
+        self.pairing_fallbacks += 1
+        if self.pairing_error is None:
+            self.pairing_error = f"{type(error).__name__}: {error}"
 
     def config(self) -> dict[str, Any]:
         """Settings that change decisions."""
@@ -78,7 +113,11 @@ class SemanticComparator:
     def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
         if not expected or not predicted:
             return np.zeros((len(expected), len(predicted)), dtype=np.float64)
-        vectors = self.client.embed([*expected, *predicted])
+        try:
+            vectors = self.client.embed([*expected, *predicted])
+        except Exception as error:  # pairing only needs a ranking: never stop the batch
+            self._fallback(error)
+            return text_ranking_matrix(expected, predicted)
         left = np.vstack(vectors[: len(expected)])
         right = np.vstack(vectors[len(expected) :])
         scores: Matrix = np.clip(left @ right.T, 0.0, 1.0)
@@ -87,7 +126,11 @@ class SemanticComparator:
     def pairwise(
         self, expected: Sequence[Any], predicted: Sequence[Any], left: Any, right: Any
     ) -> Any:
-        vectors = self.client.embed([*expected, *predicted])
+        try:
+            vectors = self.client.embed([*expected, *predicted])
+        except Exception as error:  # as in matrix
+            self._fallback(error)
+            return text_ranking_pairwise(expected, predicted, left, right)
         left_matrix = np.vstack(vectors[: len(expected)])
         right_matrix = np.vstack(vectors[len(expected) :])
         return np.clip(np.einsum("ij,ij->i", left_matrix[left], right_matrix[right]), 0.0, 1.0)
@@ -169,19 +212,12 @@ class LLMFieldComparator:
 
     # Pairing list items only needs a ranking; a text ratio gives it without a call.
     def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
-        if not expected or not predicted:
-            return np.zeros((len(expected), len(predicted)), dtype=np.float64)
-        scores: Matrix = process.cdist(
-            list(expected), list(predicted), scorer=fuzz.token_set_ratio, dtype=np.float64
-        )
-        return scores / 100.0
+        return text_ranking_matrix(expected, predicted)
 
     def pairwise(
         self, expected: Sequence[Any], predicted: Sequence[Any], left: Any, right: Any
     ) -> Any:
-        a = [expected[index] for index in np.asarray(left).tolist()]
-        b = [predicted[index] for index in np.asarray(right).tolist()]
-        return process.cpdist(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64) / 100.0
+        return text_ranking_pairwise(expected, predicted, left, right)
 
     def score(self, expected: Any, predicted: Any) -> float:
         return self.score_pairs([(expected, predicted)])[0]

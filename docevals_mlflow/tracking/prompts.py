@@ -26,7 +26,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.bundle import RunBundle
 
 NAME_VARIABLE = "DOCEVALS_PROMPT_NAME"
 SWITCH_VARIABLE = "DOCEVALS_PROMPT_REGISTRY"
@@ -94,20 +97,28 @@ def register_prompt_version(
     name: str,
     text: str,
     *,
-    operation: str,
+    operation: str | None,
     run_id: str,
 ) -> RegisteredPrompt:
-    """Register ``text`` under ``name`` unless it equals the latest version's text."""
+    """Register ``text`` under ``name`` unless it equals the latest version's text.
+
+    ``operation`` is the pipeline operation whose action instruction it is; ``None``
+    for a prompt a run was given (``--prompt``)."""
     latest = _latest(client, name)
     if latest is not None and latest.template == text:
-        return RegisteredPrompt(operation, name, int(latest.version), created=False)
+        return RegisteredPrompt(operation or name, name, int(latest.version), created=False)
+    what = (
+        f"action instruction of operation {operation!r}"
+        if operation is not None
+        else "the prompt an evaluated run was given"
+    )
     version = client.register_prompt(
         name,
         text,
-        commit_message=f"docevals: action instruction of operation {operation!r} (run {run_id})",
-        tags={"docevals.operation": operation},
+        commit_message=f"docevals: {what} (run {run_id})",
+        tags={"docevals.operation": operation} if operation is not None else {},
     )
-    return RegisteredPrompt(operation, name, int(version.version), created=True)
+    return RegisteredPrompt(operation or name, name, int(version.version), created=True)
 
 
 def link_to_run(client: Any, run_id: str, prompts: list[RegisteredPrompt]) -> None:
@@ -178,20 +189,47 @@ def register_operation_prompts(
     return registered
 
 
+def register_named_prompt(
+    client: Any, run_id: str, name: str, text: str, *, experiment_id: str | None = None
+) -> RegisteredPrompt:
+    """Register a run's own prompt (``docevals fields --prompt F --prompt-name NAME``)
+    as a version of ``name``, link it to the run and log ``prompt.uri``."""
+    registered = register_prompt_version(client, name, text, operation=None, run_id=run_id)
+    client.log_param(run_id, "prompt.uri", registered.uri)
+    link_to_run(client, run_id, [registered])
+    if experiment_id is not None:
+        _link_to_experiment(client, [registered], experiment_id)
+    return registered
+
+
 def register_bundle_prompts(
-    client: Any, run_id: str, experiment_id: str, kind: str, artifacts: Path
+    client: Any, run_id: str, experiment_id: str, bundle: RunBundle, artifacts: Path
 ) -> list[RegisteredPrompt]:
     """The hook :func:`~docevals_mlflow.tracking.runs.log_bundle` calls for every run.
 
-    Only evaluation runs with ``specs/operations.json`` register prompts. Never
-    raises: a failure becomes the run tag ``docevals.warning.prompt_registry``.
+    Evaluation runs register their operations' prompts (``specs/operations.json``)
+    and, when the run names it (param ``prompt.name``), the prompt it was given
+    (``specs/prompt.txt``). Never raises: a failure becomes the run tag
+    ``docevals.warning.prompt_registry``.
     """
-    source = artifacts / "specs" / "operations.json"
-    if kind != "evaluation" or not registry_enabled() or not source.is_file():
+    if bundle.kind != "evaluation" or not registry_enabled():
         return []
+    source = artifacts / "specs" / "operations.json"
+    prompt = artifacts / "specs" / "prompt.txt"
+    name = bundle.params.get("prompt.name")
     try:
-        operations = json.loads(source.read_text(encoding="utf-8"))
-        return register_operation_prompts(client, run_id, operations, experiment_id=experiment_id)
+        registered: list[RegisteredPrompt] = []
+        if source.is_file():
+            operations = json.loads(source.read_text(encoding="utf-8"))
+            registered += register_operation_prompts(
+                client, run_id, operations, experiment_id=experiment_id
+            )
+        if name and prompt.is_file():
+            text = prompt.read_text(encoding="utf-8")
+            registered.append(
+                register_named_prompt(client, run_id, name, text, experiment_id=experiment_id)
+            )
+        return registered
     except Exception as error:  # the registry must never cost the user the run
         # The run itself is logged: if even the tag cannot be set, there is nothing left.
         with contextlib.suppress(Exception):

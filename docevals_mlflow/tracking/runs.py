@@ -174,7 +174,7 @@ def log_bundle(
         # Operation prompts into the prompt registry; never fails the run.
         from docevals_mlflow.tracking.prompts import register_bundle_prompts
 
-        register_bundle_prompts(client, run_id, experiment_id, bundle.kind, artifacts)
+        register_bundle_prompts(client, run_id, experiment_id, bundle, artifacts)
         if project_run_id is not None:
             link_to_project(client, project_run_id, run_id)
         # `mlflow run` ends its own run, FINISHED or FAILED by the command's exit code.

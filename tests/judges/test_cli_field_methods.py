@@ -193,3 +193,49 @@ def test_undecided_comparisons_are_reported(provider_server, tmp_path, capsys):
     assert "1 comparison(s) not decided" in markdown.read_text()
     # One embeddings request and the failed chat request.
     assert "field methods: 2 requests" in out
+
+
+def test_embeddings_failing_while_pairing_is_a_warning_not_an_exit(
+    provider_server, tmp_path, capsys
+):
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "classes": [
+                    {
+                        "name": "Invoice",
+                        "fields": {
+                            "Lines": {"items": {"fields": {"Item": {"method": "SEMANTIC"}}}}
+                        },
+                    }
+                ]
+            }
+        )
+    )
+    lines = [{"Item": "printer paper"}, {"Item": "blue ink"}]
+    (tmp_path / "expected.jsonl").write_text(json.dumps({"id": "d1", "data": {"Lines": lines}}))
+    (tmp_path / "predicted.jsonl").write_text(
+        json.dumps(
+            {"id": "d1", "data": {"Lines": [{"Item": "ink, blue"}, {"Item": "paper printer"}]}}
+        )
+    )
+    provider_server.script("embeddings", *[status(400, message="model not loaded")] * 20)
+    code = main(
+        [
+            "fields", "--schema", str(schema),
+            "--expected", str(tmp_path / "expected.jsonl"),
+            "--predicted", str(tmp_path / "predicted.jsonl"),
+            "--output", str(tmp_path / "report.json"),
+            *embedding_options(provider_server.base_url),
+        ]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("docevals: warning:")]
+    assert any(
+        "while pairing list items" in line and "model not loaded" in line for line in warnings
+    )
+    assert any("were not decided" in line for line in warnings)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["overall"]["undecided"] == 2

@@ -279,3 +279,79 @@ def test_embedding_usage_is_priced(monkeypatch):
     _, embeddings = embeddings_seen(monkeypatch, prices=prices)
     assert embeddings.usage.requests == 1
     assert embeddings.usage.cost_usd == pytest.approx(0.02)
+
+
+LIST_SCHEMA = DocumentSchema.model_validate(
+    {
+        "classes": [
+            {
+                "name": "Invoice",
+                "fields": {
+                    "Lines": {
+                        "items": {
+                            "fields": {
+                                "Description": {"method": "SEMANTIC"},
+                                "Amount": {"method": "NUMERIC_EXACT"},
+                            }
+                        }
+                    }
+                },
+            }
+        ]
+    }
+)
+LIST_DOCUMENT = {
+    "id": "inv-1",
+    "expected": {
+        "Lines": [
+            {"Description": "printer paper a4", "Amount": 12},
+            {"Description": "blue ink cartridge", "Amount": 30},
+        ]
+    },
+    "predicted": {
+        "Lines": [
+            {"Description": "ink cartridge blue", "Amount": 30},
+            {"Description": "a4 printer paper", "Amount": 12},
+        ]
+    },
+}
+
+
+def test_embeddings_failing_while_pairing_list_items_fall_back_to_text(provider_server):
+    # Every embeddings request fails: pairing ranks items by text instead of stopping
+    # the batch, and the SEMANTIC values themselves stay undecided (FD, reported).
+    provider_server.script("embeddings", *[status(400, message="model not loaded")] * 10)
+    embeddings = EmbeddingClient(
+        model="embed", base_url=provider_server.base_url, api_key_env=None, max_retries=0
+    )
+    providers = field_providers(embeddings=embeddings)
+    batch = compare_documents([LIST_DOCUMENT], LIST_SCHEMA, providers=providers)
+    rows = {row["path"]: row for row in batch.documents[0].row_dicts()}
+    # Paired by text (the reordered words still rank highest), so amounts match.
+    assert rows["$.Lines[0].Amount"]["outcome"] == "TP"
+    assert rows["$.Lines[0].Description"]["actual"] == "a4 printer paper"
+    assert rows["$.Lines[1].Amount"]["outcome"] == "TP"
+    assert rows["$.Lines[0].Description"]["outcome"] == "FD"
+    assert rows["$.Lines[0].Description"]["reason"].startswith("not decided: ProviderError")
+    assert batch.undecided == 2
+
+
+def test_embeddings_recovering_after_pairing_decide_the_values(provider_server):
+    # The pairing request fails, the next one (deciding the values) succeeds.
+    provider_server.script("embeddings", status(400, message="busy"))
+    embeddings = EmbeddingClient(
+        model="embed", base_url=provider_server.base_url, api_key_env=None, max_retries=0
+    )
+    built = []
+    semantic = field_providers(embeddings=embeddings)["SEMANTIC"]
+
+    def tracked(spec):
+        built.append(semantic(spec))
+        return built[-1]
+
+    batch = compare_documents([LIST_DOCUMENT], LIST_SCHEMA, providers={"SEMANTIC": tracked})
+    (comparator,) = built
+    assert comparator.pairing_fallbacks == 1
+    assert "busy" in comparator.pairing_error
+    assert batch.undecided == 0
+    assert batch.counts.tp == 4

@@ -146,6 +146,13 @@ def calibrate(
             "claims are resampled one by one, though claims of one case are not "
             "independent: the claim intervals are optimistic"
         )
+    panel = _panel_figures(list(units.values()), pairing.variant_pairs)
+    disagreement = None
+    if panel is not None:
+        # Imported here: diagnostics reads human labels through this package.
+        from docevals_mlflow.diagnostics.disagreement import labelled_disagreement_budget
+
+        disagreement = labelled_disagreement_budget(stages, cases.pairs)
     return CalibrationReport(
         metric=metric,
         metrics_used=sorted(used),
@@ -154,7 +161,8 @@ def calibrate(
         confidence=confidence,
         cases=cases,
         claims=claims,
-        panel=_panel_figures(list(units.values()), pairing.variant_pairs),
+        panel=panel,
+        disagreement=disagreement,
         unmatched_labels=pairing.unmatched,
         unlabelled_cases=unlabelled_cases,
         unlabelled_claims=unlabelled_claims,

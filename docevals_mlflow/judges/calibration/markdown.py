@@ -117,6 +117,10 @@ def _render_markdown(report: CalibrationReport, max_rows: int) -> str:
             ),
         ]
         lines += ["", *(f"- {note}" for note in panel.notes), ""]
+    if report.disagreement is not None:
+        from docevals_mlflow.reports.diagnostics_markdown import disagreement_section
+
+        lines += [*disagreement_section(report.disagreement), ""]
     if report.unmatched_labels:
         lines += [f"## Unmatched labels ({len(report.unmatched_labels)})", ""]
         lines += table(

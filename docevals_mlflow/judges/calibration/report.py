@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from docevals_mlflow._version import __version__
+from docevals_mlflow.core.diagnostics import DisagreementBudget
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.judges.calibration.labels import ClaimKind, HumanLabel
 from docevals_mlflow.judges.calibration.markdown import _percent, _render_markdown
@@ -158,6 +159,10 @@ class CalibrationReport(DocEvalsModel):
     cases: LevelCalibration
     claims: LevelCalibration
     panel: PanelCalibration | None = None
+    disagreement: DisagreementBudget | None = None
+    """For judge panels: which verdicts to review first, ranked by panel disagreement,
+    and the share of the panel's errors (against the human case labels) each review
+    budget catches."""
     unmatched_labels: list[UnmatchedLabel] = Field(default_factory=list)
     unlabelled_cases: list[JudgedItem] = Field(default_factory=list)
     unlabelled_claims: list[JudgedItem] = Field(default_factory=list)

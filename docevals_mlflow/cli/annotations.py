@@ -1,0 +1,190 @@
+"""What a user adds to an evaluation run: ``--param``, ``--tag`` and ``--prompt``.
+
+The commands that evaluate outputs made elsewhere (``docevals fields``, ``split``,
+the case and pipeline commands) cannot know which prompt, model or settings made
+those outputs; these options record them on the run, so that ``docevals compare``
+can say what changed between two runs, not only what moved.
+
+Everything is checked while the command line is read, before any comparison runs:
+a malformed ``KEY=VALUE``, a key in a namespace the run layout writes itself, or
+an unreadable prompt file exits 2 at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.bundle import BundleWriter
+
+RESERVED_PARAM_NAMESPACES = (
+    "calibration.",
+    "case.",
+    "compare.",
+    "dataset.",
+    "docevals.",
+    "generation.",
+    "judge.",
+    "op.",
+    "pipeline.",
+    "schema.",
+    "split.",
+    "suite.",
+)
+"""Param key prefixes the run layout writes itself (see docs/mlflow-runs.md)."""
+PROMPT_PARAMS = ("prompt.file", "prompt.name", "prompt.sha256")
+"""Params ``--prompt`` and ``--prompt-name`` write."""
+RESERVED_TAG_PREFIXES = ("docevals.", "mlflow.")
+PROMPT_ARTIFACT = "specs/prompt.txt"
+_KEY = re.compile(r"^[\w\-. /]{1,250}$")
+"""MLflow's rule for param and tag keys: letters, digits, ``_ - . /`` and spaces."""
+
+
+def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
+    """An argparse ``type`` reading ``KEY=VALUE`` for ``--param`` or ``--tag``."""
+
+    def parse(text: str) -> tuple[str, str]:
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+        if not _KEY.match(key):
+            raise argparse.ArgumentTypeError(
+                f"{kind} key {key!r} has characters MLflow refuses "
+                "(letters, digits, _ - . / and spaces only)"
+            )
+        taken = PROMPT_PARAMS if kind == "param" else ()
+        if key.startswith(reserved) or key in taken:
+            raise argparse.ArgumentTypeError(
+                f"{kind} key {key!r} is one docevals writes itself; choose a name "
+                f"outside {', '.join(reserved + taken)}"
+            )
+        return key, value
+
+    parse.__name__ = f"{kind} KEY=VALUE"  # argparse names the type in its messages
+    return parse  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """A prompt text read from a file: only its name and text are ever logged."""
+
+    name: str
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def _prompt_file(text: str) -> PromptFile:
+    path = Path(text)
+    try:
+        content = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise argparse.ArgumentTypeError(f"no prompt file {text}") from None
+    except UnicodeDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text}: not UTF-8 text (byte {exc.start}); a prompt file is plain text"
+        ) from None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {text}: {exc.strerror}") from None
+    if not content.strip():
+        raise argparse.ArgumentTypeError(f"{text} is empty; a prompt file holds the prompt")
+    return PromptFile(path.name, content)
+
+
+def _prompt_name(text: str) -> str:
+    name = text.strip()
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,100}", name):
+        raise argparse.ArgumentTypeError(
+            f"prompt name {text!r}: letters, digits, '_', '-' and '.' only (MLflow's rule)"
+        )
+    return name
+
+
+def add_run_annotations(parser: argparse.ArgumentParser, *, prompt: bool = False) -> None:
+    """``--param``, ``--tag`` and (with ``prompt``) ``--prompt``, ``--prompt-name``."""
+    group = parser.add_argument_group(
+        "run annotations",
+        "Record what made the evaluated outputs (prompt, model, settings) on the MLflow "
+        "run, so that docevals compare can show what changed between runs.",
+    )
+    group.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_key_value("param", RESERVED_PARAM_NAMESPACES),
+        help="an extra run param, e.g. model=gpt-4.1 or prompt.version=3 (repeatable)",
+    )
+    group.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_key_value("tag", RESERVED_TAG_PREFIXES),
+        help="an extra run tag, e.g. team=billing (repeatable)",
+    )
+    if prompt:
+        group.add_argument(
+            "--prompt",
+            metavar="FILE",
+            type=_prompt_file,
+            help=f"the prompt that produced the predictions: logged as {PROMPT_ARTIFACT} "
+            "with params prompt.sha256 and prompt.file (its name, never its path)",
+        )
+        group.add_argument(
+            "--prompt-name",
+            metavar="NAME",
+            type=_prompt_name,
+            help="also register the --prompt text as a version of this prompt in MLflow's "
+            "prompt registry (a new version only when the text changed) and link it to "
+            "the run",
+        )
+
+
+def check_annotations(args: argparse.Namespace) -> None:
+    """Refuse what argparse cannot see alone (call before any work is done).
+
+    Raises:
+        InputError: ``--prompt-name`` without ``--prompt``, or one key given twice
+            with different values.
+    """
+    from docevals_mlflow.errors import InputError
+
+    if not hasattr(args, "param"):
+        return
+    if getattr(args, "prompt_name", None) is not None and getattr(args, "prompt", None) is None:
+        raise InputError(
+            "--prompt-name names the prompt given with --prompt",
+            expected="--prompt FILE with --prompt-name",
+        )
+    for option, pairs in (("--param", args.param), ("--tag", args.tag)):
+        seen: dict[str, str] = {}
+        for key, value in pairs:
+            if seen.get(key, value) != value:
+                raise InputError(
+                    f"{option} {key} is given twice with different values "
+                    f"({seen[key]!r} and {value!r})",
+                    expected=f"one value per {option} key",
+                )
+            seen[key] = value
+
+
+def annotate(args: argparse.Namespace, writer: BundleWriter) -> None:
+    """Add the annotations of the command line to a run bundle."""
+    if not hasattr(args, "param"):
+        return
+    prompt: PromptFile | None = getattr(args, "prompt", None)
+    if prompt is not None:
+        writer.text(PROMPT_ARTIFACT, prompt.text)
+        writer.param("prompt.sha256", prompt.sha256)
+        writer.param("prompt.file", prompt.name)
+        writer.param("prompt.name", getattr(args, "prompt_name", None))
+    writer.extras(params=dict(args.param), tags=dict(args.tag))
