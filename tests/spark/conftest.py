@@ -1,5 +1,6 @@
 """One local Spark session (``local[2]``) for every Spark test: starting one costs
-seconds, so it is shared by the whole test session."""
+seconds, so the Spark tests share it; it stops when they are done, so the JVM does
+not compete with the rest of the suite for the CPUs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="needs the spark extra")
     from docevals_mlflow.spark.session import spark_session
