@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
 from docevals_mlflow.fields.counts import Counts, ItemCounts
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.fields.state import gc_paused
 
 MAX_UNDECIDED_REASONS = 10
 """Distinct reasons for undecided comparisons kept for a batch."""

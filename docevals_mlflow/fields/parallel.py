@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.processes import (
     Failure,
@@ -47,7 +48,6 @@ from docevals_mlflow.fields.processes import (
     stop_helpers,
     wait_any,
 )
-from docevals_mlflow.fields.state import gc_paused
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, RowsSink

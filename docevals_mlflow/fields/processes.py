@@ -199,7 +199,7 @@ def _helper_main(tasks: Connection, results: Connection) -> None:
     """A helper's life: chunks in, outcomes out, until the parent closes the pipe."""
     import docevals_mlflow.fields.batch
     import docevals_mlflow.fields.pairing  # noqa: F401  (imported before saying hello)
-    from docevals_mlflow.fields.state import gc_paused
+    from docevals_mlflow.core.gc import gc_paused
 
     try:
         results.send_bytes(b"")  # ready: until then the parent compares on its own

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
@@ -44,24 +42,6 @@ Row = tuple[Any, ...]
 """A compact row as the engine keeps it: ``(path, node, expected, actual, score,
 outcome, confidence, reason)``; :func:`expand_row` gives the ``ROW_FIELDS`` form."""
 CELL = {"TP": 0, "FA": 1, "FD": 2, "FN": 3, "TN": 4}
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a chunk is compared.
-
-    A chunk allocates hundreds of thousands of small tuples and lists, none of them
-    in reference cycles; letting the collector scan them repeatedly costs about a
-    third of the comparison time. Reference counting still frees everything, and the
-    collector is back on between chunks.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class WrongType:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.fields.pairing import batch_item_similarity, item_similarity
-from docevals_mlflow.fields.state import SimilarityRequest, SimilarityResult, Walk, gc_paused
+from docevals_mlflow.fields.state import SimilarityRequest, SimilarityResult, Walk
 
 
 def run_walk(walk: Walk) -> None:

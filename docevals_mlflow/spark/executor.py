@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from docevals_mlflow.core.datafiles import parse_json
+from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.leaves import expand_row
 from docevals_mlflow.fields.processes import cached_comparer
 from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.fields.state import ROW_FIELDS, gc_paused
+from docevals_mlflow.fields.state import ROW_FIELDS
 from docevals_mlflow.spark.columns import CELLS, METRICS, result_schema
 
 
