@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from docevals_mlflow.cli.judging import (
 )
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.jsontext import report_json_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.parallel import resolve_workers
@@ -321,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
         )
         report = batch.to_report()
     # Render everything before writing anything, so a failure leaves old files as they were.
-    json_text = json.dumps(report, ensure_ascii=False, indent=1, default=str) + "\n"
+    json_text = report_json_text(report)
     markdown_text = render_fields_markdown(report) if args.markdown is not None else None
     atomic_write_text(args.output, json_text)
     if args.markdown is not None and markdown_text is not None:

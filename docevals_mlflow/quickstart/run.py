@@ -15,7 +15,6 @@ something about correctness.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.core.jsontext import report_json_text
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.inputs import pair_records
 from docevals_mlflow.quickstart.documents import (
@@ -419,7 +419,7 @@ def evaluate_version(
     folder = documents.root / "reports"
     json_report = atomic_write_text(
         folder / f"{prompt.run_name}.json",
-        json.dumps(report, ensure_ascii=False, indent=1, default=str) + "\n",
+        report_json_text(report),
     )
     markdown_report = atomic_write_text(folder / f"{prompt.run_name}.md", markdown)
     return VersionResult(prompt, predictions, report, markdown, json_report, markdown_report)
