@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.fields import inputs as inputs_module
 from docevals_mlflow.fields.batch import DocumentPair, compare_documents
 from docevals_mlflow.fields.inputs import (
     RECORD_KEYS,
@@ -281,7 +282,18 @@ def test_folder_duplicate_ids_name_both_files(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- pairing
 
 
-def test_pairing_jsonl_with_folder_reports_unpaired_ids_on_both_sides(tmp_path: Path) -> None:
+@pytest.fixture(params=["kept parsed", "streamed"])
+def pairing_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both pairing paths: small inputs kept parsed after indexing, large ones read
+    again by offset (forced here with a budget of 0 bytes)."""
+    if request.param == "streamed":
+        monkeypatch.setattr(inputs_module, "KEEP_PARSED_BYTES", 0)
+    return str(request.param)
+
+
+def test_pairing_jsonl_with_folder_reports_unpaired_ids_on_both_sides(
+    tmp_path: Path, pairing_mode: str
+) -> None:
     expected = write_jsonl(
         tmp_path / "gt.jsonl",
         {"id": "a", "class": "Invoice", "data": {"v": 1}, "confidence": {"v": 0.1}},
@@ -312,7 +324,9 @@ def test_pairing_jsonl_with_folder_reports_unpaired_ids_on_both_sides(tmp_path: 
     ]
 
 
-def test_pairing_jsonl_reads_predictions_by_offset_in_any_order(tmp_path: Path) -> None:
+def test_pairing_jsonl_reads_predictions_by_offset_in_any_order(
+    tmp_path: Path, pairing_mode: str
+) -> None:
     expected = write_folder(tmp_path / "gt", {f"{n}.json": {"n": n} for n in range(5)})
     predicted = tmp_path / "pred.jsonl"
     # Out of order, with a BOM, blank lines and a multi-byte character to shift offsets.
@@ -335,7 +349,7 @@ def test_pairing_jsonl_reads_predictions_by_offset_in_any_order(tmp_path: Path) 
     ]
 
 
-def test_pairing_reports_bad_input_before_any_pair(tmp_path: Path) -> None:
+def test_pairing_reports_bad_input_before_any_pair(tmp_path: Path, pairing_mode: str) -> None:
     expected = write_jsonl(tmp_path / "gt.jsonl", {"id": 1, "data": {}}, {"id": 1, "data": {}})
     predicted = write_jsonl(tmp_path / "pred.jsonl", {"id": 1, "data": {}})
     with pytest.raises(InputError, match=r"duplicate id '1' \(line 1 and line 2\)"):
@@ -353,13 +367,25 @@ def test_pairing_names_the_missing_side(tmp_path: Path) -> None:
         pair_records(present, tmp_path / "none")
 
 
-def test_pairing_detects_a_prediction_file_changed_meanwhile(tmp_path: Path) -> None:
+def test_pairing_detects_a_prediction_file_changed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs_module, "KEEP_PARSED_BYTES", 0)  # read again by offset
     expected = write_jsonl(tmp_path / "gt.jsonl", {"id": 1, "data": {}}, {"id": 2, "data": {}})
     predicted = write_jsonl(tmp_path / "pred.jsonl", {"id": 1, "data": {}}, {"id": 2, "data": {}})
     pairs, _, _ = pair_records(expected, predicted)
     write_jsonl(predicted, {"id": 2, "data": {}}, {"id": 1, "data": {}})
     with pytest.raises(InputError, match="changed while it was being read"):
         list(pairs)
+
+
+def test_small_inputs_are_parsed_once_and_unaffected_by_later_changes(tmp_path: Path) -> None:
+    expected = write_jsonl(tmp_path / "gt.jsonl", {"id": 1, "data": {"v": 1}})
+    predicted = write_jsonl(tmp_path / "pred.jsonl", {"id": 1, "data": {"v": 2}})
+    pairs, _, _ = pair_records(expected, predicted)
+    # The records were kept when indexed: the pairs are what was indexed and checked.
+    write_jsonl(predicted, {"id": 1, "data": {"v": 99}})
+    assert [pair.predicted for pair in pairs] == [{"v": 2}]
 
 
 def test_pairs_feed_compare_documents(tmp_path: Path) -> None:
