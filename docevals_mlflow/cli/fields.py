@@ -356,6 +356,9 @@ def run(args: argparse.Namespace) -> int:
         if args.expected is not None:
             writer.dataset(*fields_dataset(args.expected))
         record_dataset(args, writer)
+        if args.spark or args.spark_master is not None:
+            # As SparkFieldComparison.log records it: same figures, another engine.
+            writer.param("docevals.engine", "spark")
 
     log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
     return gate(breached)

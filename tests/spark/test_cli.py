@@ -12,6 +12,7 @@ import pytest
 from tests.fields.test_parallel import _records
 from tests.fields.test_properties import SCHEMA
 from tests.helpers import assert_one_line_error, run, write_jsonl
+from tests.tracking.test_cli_tracking import run_id_from
 
 pytestmark = pytest.mark.spark
 
@@ -151,3 +152,23 @@ def test_workers_and_spark_do_not_mix(
     )  # fmt: skip
     assert code == 2
     assert_one_line_error(err, "--workers is for one machine")
+
+
+def test_a_spark_run_is_logged_like_any_other_with_its_engine(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    inputs: tuple[Path, Path, Path],
+    mlflow_store: str,
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    expected, predicted, schema = inputs
+    common = ("--expected", expected, "--predicted", predicted, "--schema", schema)
+    runs = {}
+    for name, extra in (("alone", ()), ("spark", ("--spark-master", "local[2]"))):
+        code, out, err = fields(capsys, tmp_path, *common, "--run-name", name, *extra)
+        assert code == 0, err
+        runs[name] = MlflowClient(mlflow_store).get_run(run_id_from(out)).data
+    assert runs["spark"].params == {**runs["alone"].params, "docevals.engine": "spark"}
+    assert runs["spark"].metrics == runs["alone"].metrics
