@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,26 @@ _KEY = re.compile(r"^[\w\-. /]{1,250}$")
 """MLflow's rule for param and tag keys: letters, digits, ``_ - . /`` and spaces."""
 
 
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_MIN_SECRET = 8
+"""Shorter environment values (``1``, ``true``) would match ordinary text."""
+
+
+def _holds_secret(*texts: str) -> bool:
+    """Whether ``texts`` name or contain an API key (``api_key=``, ``sk-...``), or
+    contain the value of an environment variable named like a secret."""
+    from docevals_mlflow.judges.config import find_api_key
+
+    if find_api_key({texts[0]: list(texts[1:])} if len(texts) > 1 else texts[0]) is not None:
+        return True
+    secrets = [
+        value
+        for name, value in os.environ.items()
+        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET
+    ]
+    return any(secret in text for secret in secrets for text in texts)
+
+
 def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
     """An argparse ``type`` reading ``KEY=VALUE`` for ``--param`` or ``--tag``."""
 
@@ -57,6 +78,11 @@ def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
             raise argparse.ArgumentTypeError(
                 f"{kind} key {key!r} has characters MLflow refuses "
                 "(letters, digits, _ - . / and spaces only)"
+            )
+        if _holds_secret(key, value):
+            raise argparse.ArgumentTypeError(
+                f"{kind} {key!r} holds an API key or another secret of this process; "
+                "secrets are never logged"
             )
         taken = PROMPT_PARAMS if kind == "param" else ()
         if key.startswith(reserved) or key in taken:
@@ -96,6 +122,11 @@ def _prompt_file(text: str) -> PromptFile:
         raise argparse.ArgumentTypeError(f"cannot read {text}: {exc.strerror}") from None
     if not content.strip():
         raise argparse.ArgumentTypeError(f"{text} is empty; a prompt file holds the prompt")
+    if _holds_secret(content):
+        raise argparse.ArgumentTypeError(
+            f"{text} holds an API key or another secret of this process; it would be "
+            "logged with the run"
+        )
     return PromptFile(path.name, content)
 
 

@@ -205,3 +205,42 @@ def test_the_layout_writes_params_only_in_reserved_namespaces(
     for run_id in run_ids:
         for key in client.get_run(run_id).data.params:
             assert key.startswith(RESERVED_PARAM_NAMESPACES) or key in PROMPT_PARAMS, key
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--param", "note=use sk-proj-abcdef123456 for this"],
+        ["--param", "api_key=anything"],
+        ["--tag", "deploy=tok-SECRET-99887766"],
+        ["--param", "endpoint=https://u:tok-SECRET-99887766@host"],
+    ],
+)
+def test_secrets_never_become_params_or_tags(
+    mlflow_store: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    options: list[str],
+) -> None:
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", "tok-SECRET-99887766")
+    with pytest.raises(SystemExit) as exited:
+        fields(capsys, tmp_path, *options)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "secret" in err
+    assert "tok-SECRET-99887766" not in err
+    assert "sk-proj-abcdef123456" not in err
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_prompt_file_holding_a_key_is_refused(
+    mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = prompt_file(tmp_path, "p.txt", "Call the API with key sk-ant-abcdef0123456789.")
+    with pytest.raises(SystemExit) as exited:
+        fields(capsys, tmp_path, "--prompt", prompt)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "holds an API key" in err
+    assert "sk-ant-abcdef0123456789" not in err
