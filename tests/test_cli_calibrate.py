@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,15 +24,21 @@ from tests.judges.test_calibration import (
 )
 
 
-@pytest.fixture
-def inputs(tmp_path: Path) -> tuple[list[str], Path]:
-    """Scenario A (case kappa 4/9, claim kappa 1/7) as report files and a labels file."""
+def write_reports(folder: Path, reports: list[Any]) -> list[str]:
+    """Each case report as ``reports/<case id>.json``; the paths."""
     paths = []
-    for report in judge_reports():
-        path = tmp_path / "reports" / f"{report.case_id}.json"
+    for report in reports:
+        path = folder / "reports" / f"{report.case_id}.json"
         path.parent.mkdir(exist_ok=True)
         write_report(report, path)
         paths.append(str(path))
+    return paths
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> tuple[list[str], Path]:
+    """Scenario A (case kappa 4/9, claim kappa 1/7) as report files and a labels file."""
+    paths = write_reports(tmp_path, judge_reports())
     return paths, write_labels(tmp_path / "labels.jsonl", judge_labels())
 
 
@@ -183,12 +190,7 @@ def test_labels_from_csv_work_end_to_end(inputs, tmp_path):
 def test_panel_calibration_ranks_verdicts_by_disagreement(mlflow_store, tmp_path, capsys):
     # Panel scenario: humans say p3 fails, the panel passed it with one dissent, so
     # the one panel error is among the most disputed verdicts.
-    paths = []
-    for report in panel_reports():
-        path = tmp_path / "reports" / f"{report.case_id}.json"
-        path.parent.mkdir(exist_ok=True)
-        write_report(report, path)
-        paths.append(str(path))
+    paths = write_reports(tmp_path, panel_reports())
     labels = write_labels(tmp_path / "labels.jsonl", case_labels(PANEL_HUMANS))
     output = tmp_path / "calibration.json"
     markdown = tmp_path / "calibration.md"

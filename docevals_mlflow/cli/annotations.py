@@ -13,12 +13,13 @@ an unreadable prompt file exits 2 at once.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from docevals_mlflow.core.fingerprints import sha256_bytes
 
 if TYPE_CHECKING:
     from docevals_mlflow.tracking.bundle import BundleWriter
@@ -105,7 +106,8 @@ class PromptFile:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        """SHA-256 of the text (UTF-8), as ``prompt.sha256`` records it."""
+        return sha256_bytes(self.text.encode("utf-8"))
 
 
 def _prompt_file(text: str) -> PromptFile:

@@ -25,6 +25,18 @@ def fields(
     return run(capsys, *argv, "--output", folder / "report.json", *options)
 
 
+def refused(capsys: pytest.CaptureFixture[str], folder: Path, *options: str | Path) -> str:
+    """``docevals fields OPTIONS`` refused while reading the command line: exit 2,
+    nothing written; returns stderr."""
+    with pytest.raises(SystemExit) as exited:
+        fields(capsys, folder, *options)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert not (folder / "report.json").exists()
+    return err
+
+
 def prompt_file(folder: Path, name: str, text: str) -> Path:
     path = folder / "prompts" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,13 +150,7 @@ def test_bad_annotations_exit_2_before_any_work(
     options: list[str],
     message: str,
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        fields(capsys, tmp_path, *options)
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err
-    assert "Traceback" not in err
-    assert not (tmp_path / "report.json").exists()
+    assert message in refused(capsys, tmp_path, *options)
 
 
 @pytest.mark.parametrize(
@@ -176,10 +182,7 @@ def test_empty_or_binary_prompt_files_are_refused(
     binary = tmp_path / "prompts" / "binary.txt"
     binary.write_bytes(b"\xff\xfe\x00bad")
     for path, message in ((empty, "is empty"), (binary, "not UTF-8")):
-        with pytest.raises(SystemExit) as exited:
-            fields(capsys, tmp_path, "--prompt", path)
-        assert exited.value.code == 2
-        assert message in capsys.readouterr().err
+        assert message in refused(capsys, tmp_path, "--prompt", path)
 
 
 def test_the_layout_writes_params_only_in_reserved_namespaces(
@@ -224,23 +227,16 @@ def test_secrets_never_become_params_or_tags(
     options: list[str],
 ) -> None:
     monkeypatch.setenv("BILLING_SERVICE_TOKEN", "tok-SECRET-99887766")
-    with pytest.raises(SystemExit) as exited:
-        fields(capsys, tmp_path, *options)
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
+    err = refused(capsys, tmp_path, *options)
     assert "secret" in err
     assert "tok-SECRET-99887766" not in err
     assert "sk-proj-abcdef123456" not in err
-    assert not (tmp_path / "report.json").exists()
 
 
 def test_a_prompt_file_holding_a_key_is_refused(
     mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prompt = prompt_file(tmp_path, "p.txt", "Call the API with key sk-ant-abcdef0123456789.")
-    with pytest.raises(SystemExit) as exited:
-        fields(capsys, tmp_path, "--prompt", prompt)
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
+    err = refused(capsys, tmp_path, "--prompt", prompt)
     assert "holds an API key" in err
     assert "sk-ant-abcdef0123456789" not in err
