@@ -45,15 +45,23 @@ def register(commands: Any) -> None:
         description="Compare predicted documents with expected ones field by field "
         "(TP/FA/FD/FN/TN per leaf, precision, recall, F1, FAR, FDR). Inputs are JSON Lines "
         'files of {"id", "class"?, "data", "confidence"?, "explainability_info"?} records '
-        "or folders of <id>.json files; documents are paired by id.",
+        "folders of <id>.json files, or Parquet with those columns; documents are paired "
+        "by id.",
     )
     fields.add_argument(
         "--schema", type=Path, help="schema (.json, .yaml); without it every field is inferred"
     )
     expected = fields.add_mutually_exclusive_group(required=True)
-    expected.add_argument("--expected", type=Path, help="ground truth (file/folder)")
+    expected.add_argument(
+        "--expected", type=Path, help="ground truth (JSON Lines, folder of JSON, or Parquet)"
+    )
     add_dataset_option(fields, exclusive=expected)
-    fields.add_argument("--predicted", required=True, type=Path, help="predictions (file/folder)")
+    fields.add_argument(
+        "--predicted",
+        required=True,
+        type=Path,
+        help="predictions (JSON Lines, folder of JSON, or Parquet)",
+    )
     add_output_options(fields)
     fields.add_argument(
         "--fail-under",

@@ -1,6 +1,7 @@
 """Reading documents for a field comparison, and pairing expected with predicted by id.
 
-Two input forms are accepted, on either side:
+Three input forms are accepted, on either side (Parquet in
+:mod:`~docevals_mlflow.fields.parquet_inputs`):
 
 * a **JSON Lines** file: one record per line, ``{"id": ..., "class"?: ..., "data": {...},
   "confidence"?: {...}, "explainability_info"?: ...}``. Blank lines are skipped; numeric
@@ -9,6 +10,8 @@ Two input forms are accepted, on either side:
   the document's data itself, or a record as above (``id`` optional, and equal to the
   stem when given). A file is a record when it is an object with a ``data`` key and no
   key outside the record keys; anything else is bare data.
+* **Parquet**: a file, or a folder of part files, one record per row with the same
+  columns.
 
 Every problem is an :class:`~docevals_mlflow.errors.InputError` whose ``source`` is the
 path the user gave (the file or the folder) and whose ``record`` is ``line N`` or the
@@ -34,6 +37,13 @@ from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
 from docevals_mlflow.fields.batch import DocumentPair
 from docevals_mlflow.fields.confidence import confidence_map
+from docevals_mlflow.fields.parquet_inputs import (
+    ParquetReader,
+    ParquetRow,
+    is_parquet,
+    scan_parquet,
+    uncompressed_bytes,
+)
 
 RECORD_KEYS: tuple[str, ...] = ("id", "class", "data", "confidence", "explainability_info")
 """The keys a record may have (``data`` is required; ``id`` too in JSON Lines)."""
@@ -57,15 +67,20 @@ class DocumentRecord:
     explainability_info: Any
     source: str
     line: int | None
+    where: str | None = None
+    """The place for messages when it is neither a line nor a file (a Parquet row)."""
 
     @property
     def place(self) -> str:
-        """Where the record is inside its input: ``line N`` or the file name."""
+        """Where the record is inside its input: ``line N``, ``row N`` or the file name."""
+        if self.where is not None:
+            return self.where
         return f"line {self.line}" if self.line is not None else Path(self.source).name
 
 
-Locator = int | Path
-"""Where to read a record again: a byte offset in a JSON Lines file, or a folder file."""
+Locator = int | Path | ParquetRow
+"""Where to read a record again: a byte offset in a JSON Lines file, a folder file, or
+a Parquet row."""
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -86,6 +101,23 @@ def _record_id(value: Any, *, source: str, record: str) -> str:
     )
 
 
+def record_from_mapping(
+    obj: Mapping[str, Any], *, source: str, record: str, file: str, check_confidence: bool
+) -> DocumentRecord:
+    """A record from a mapping of record keys (a Parquet row), placed at ``record``."""
+    doc_id = _record_id(obj.get("id"), source=source, record=record)
+    return _from_record(
+        obj,
+        doc_id=doc_id,
+        source=source,
+        record=record,
+        file=file,
+        line=None,
+        check_confidence=check_confidence,
+        where=record,
+    )
+
+
 def _from_record(
     obj: Mapping[str, Any],
     *,
@@ -95,6 +127,7 @@ def _from_record(
     file: str,
     line: int | None,
     check_confidence: bool,
+    where: str | None = None,
 ) -> DocumentRecord:
     document_class = obj.get("class")
     if document_class is not None and not isinstance(document_class, str):
@@ -126,6 +159,7 @@ def _from_record(
         explainability_info=explainability_info,
         source=file,
         line=line,
+        where=where,
     )
 
 
@@ -258,6 +292,9 @@ def _scan(
     """Every record of an input with where to read it again, lazily, in file order."""
     _check_exists(path)
     source = str(path)
+    if is_parquet(path):
+        yield from scan_parquet(path, check_confidence=check_confidence)
+        return
     if path.is_dir():
         for file in json_files(path, expected="one <id>.json file per document"):
             yield _folder_record(file, source=source, check_confidence=check_confidence), file
@@ -284,6 +321,8 @@ def _place_of(path: Path, locator: Locator) -> str:
     """
     if isinstance(locator, Path):
         return locator.name
+    if isinstance(locator, ParquetRow):
+        return locator.place
     newlines = 0
     with _open_binary(path) as handle:
         # Counted in blocks: the first occurrence may sit gigabytes into the file.
@@ -364,6 +403,9 @@ def _records(path: Path) -> dict[str, DocumentRecord]:
 
 
 def _input_bytes(path: Path) -> int:
+    if is_parquet(path):
+        # Compressed size says little about the parsed size: the data's own.
+        return uncompressed_bytes(path)
     if path.is_dir():
         return sum(file.stat().st_size for file in path.glob("*.json"))
     return path.stat().st_size
@@ -457,6 +499,7 @@ def _pairs(
     predicted_index: dict[str, Locator],
 ) -> Iterator[DocumentPair]:
     handle: IO[bytes] | None = None
+    parquet: ParquetReader | None = None
     scan = _scan(expected, check_confidence=False)
     try:
         for record, _ in scan:
@@ -470,6 +513,10 @@ def _pairs(
                     partial(_folder_record, locator, source=str(predicted), check_confidence=False),
                     predicted,
                 )
+            elif isinstance(locator, ParquetRow):
+                if parquet is None:
+                    parquet = ParquetReader(predicted)
+                partner = _reread(partial(parquet.read, locator), predicted)
             else:
                 if handle is None:
                     # One handle for the whole stream: seeking is cheap, reopening is not.

@@ -105,6 +105,69 @@ def test_parquet_through_spark(
     )  # fmt: skip
     assert code == 0, err
     assert report(tmp_path) == one_machine
+    # The same Parquet files on one machine, in two processes.
+    code, _, err = fields(
+        capsys, tmp_path, "--expected", tables[expected], "--predicted", tables[predicted],
+        "--schema", schema, "--workers", "2",
+    )  # fmt: skip
+    assert code == 0, err
+    assert report(tmp_path) == one_machine
+
+
+def test_nested_parquet_columns_read_alike_on_spark_and_one_machine(
+    spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    item = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("class", pa.string()),
+            (
+                "data",
+                pa.struct(
+                    [
+                        ("total", pa.decimal128(10, 2)),
+                        ("date", pa.date32()),
+                        ("vendor", pa.string()),
+                        ("lines", pa.list_(item)),
+                    ]
+                ),
+            ),
+            ("confidence", pa.map_(pa.string(), pa.float64())),
+        ]
+    )
+    rows = [
+        {
+            "id": index,
+            "class": "Invoice" if index % 2 else None,
+            "data": {
+                "total": decimal.Decimal(f"{index}.50"),
+                "date": dt.date(2024, 1, 1 + index),
+                "vendor": None if index % 3 else "ACME",
+                "lines": [{"a": index, "b": None}, {"a": 2, "b": "x"}],
+            },
+            "confidence": [("$.total", 0.5 + index / 100)],
+        }
+        for index in range(12)
+    ]
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, tmp_path / "gt.parquet")
+    changed = [{**row, "data": {**row["data"], "total": decimal.Decimal("1.00")}} for row in rows]
+    pq.write_table(pa.Table.from_pylist(changed[::-1], schema=schema), tmp_path / "pred.parquet")
+    common = ("--expected", tmp_path / "gt.parquet", "--predicted", tmp_path / "pred.parquet")
+    code, _, err = fields(capsys, tmp_path, *common)
+    assert code == 0, err
+    one_machine = report(tmp_path)
+    code, _, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
+    assert code == 0, err
+    assert report(tmp_path) == one_machine
+    assert json.loads(one_machine)["overall"]["counts"]["fd"] == 12  # every total differs
 
 
 @pytest.mark.parametrize(

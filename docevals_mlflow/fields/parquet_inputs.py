@@ -1,0 +1,257 @@
+"""Parquet inputs of a field comparison, on one machine.
+
+A Parquet file, or a folder of Parquet part files (as Spark and most lakehouse
+exports write them), holds one document per row with the columns of a JSON Lines
+record: ``id`` and ``data`` (required), ``class``, ``confidence`` and
+``explainability_info``. Other columns are ignored. ``data`` (and the two optional
+object columns) may be JSON text or struct, map and list columns; they are read the
+way ``docevals fields --spark`` reads them, so both give the same report: text is
+parsed as JSON, a struct field that is null is left out (Spark's ``to_json`` does
+the same), decimals become numbers and dates ISO text.
+
+Rows are read a batch at a time; an error names the file and ``row N`` (1-based
+within the file). A row is found again by ``(file, row group, row)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from docevals_mlflow.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from docevals_mlflow.fields.inputs import DocumentRecord
+
+COLUMNS = ("id", "class", "data", "confidence", "explainability_info")
+_OBJECT_COLUMNS = ("data", "confidence", "explainability_info")
+_BATCH_ROWS = 2048
+
+
+class ParquetRow(NamedTuple):
+    """Where a Parquet record is: its file, row group, row within the group, and
+    place for messages (``row N``, with the part file's name in a folder)."""
+
+    file: Path
+    group: int
+    row: int
+    place: str
+
+
+def is_parquet(path: Path) -> bool:
+    """A ``.parquet`` file, or a folder with Parquet files and no ``.json`` files."""
+    if path.is_dir():
+        return any(path.glob("*.parquet")) and not any(path.glob("*.json"))
+    return path.suffix.lower() == ".parquet"
+
+
+def parquet_files(path: Path) -> list[Path]:
+    """The Parquet files of an input, in name order (Spark's part order)."""
+    if path.is_dir():
+        return sorted(file for file in path.glob("*.parquet") if not file.name.startswith("."))
+    return [path]
+
+
+def uncompressed_bytes(path: Path) -> int:
+    """The size of an input's data once decompressed (from the files' metadata)."""
+
+    total = 0
+    for file in parquet_files(path):
+        metadata = _open(file, str(path)).metadata
+        total += sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    return total
+
+
+def _open(file: Path, source: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(file)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(
+            f"cannot read {file.name} as Parquet: {exc}",
+            source=source,
+            expected="a Parquet file (or a folder of Parquet part files)",
+        ) from None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def converter(arrow_type: pa.DataType) -> Callable[[Any], Any]:
+    """A function turning a Parquet value of ``arrow_type`` (as pyarrow gives it) into
+    the JSON value Spark's ``to_json`` would write; built once per column."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(arrow_type):
+        fields = {
+            arrow_type.field(i).name: converter(arrow_type.field(i).type)
+            for i in range(arrow_type.num_fields)
+        }
+
+        def struct(value: Any) -> Any:
+            if value is None:
+                return None
+            # A null struct field is left out, as to_json leaves it out.
+            return {key: fields[key](item) for key, item in value.items() if item is not None}
+
+        return struct
+    if pa.types.is_map(arrow_type):
+        item = converter(arrow_type.item_type)
+        return lambda value: None if value is None else {str(k): item(v) for k, v in value}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        element = converter(arrow_type.value_type)
+        if element is _same:
+            return _same
+        return lambda value: None if value is None else [element(v) for v in value]
+    if pa.types.is_decimal(arrow_type):
+        return lambda value: None if value is None else float(value)
+    if pa.types.is_temporal(arrow_type):
+        return lambda value: None if value is None else value.isoformat()
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return lambda value: None if value is None else value.decode("utf-8", errors="replace")
+    return _same
+
+
+def _json_column(name: str) -> Callable[..., Any]:
+    """The reader of a text column holding JSON."""
+
+    def read(value: Any, *, source: str, record: str) -> Any:
+        if value is None:
+            return None
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"column {name!r} is not valid JSON ({exc.msg} at character {exc.pos})",
+                source=source,
+                record=record,
+                expected="JSON text, or a struct, map or list column",
+            ) from None
+
+    return read
+
+
+def column_readers(schema: pa.Schema, columns: list[str]) -> dict[str, Callable[..., Any]]:
+    """Per object column present: how to read a value (``source``, ``record`` for
+    errors)."""
+    import pyarrow as pa
+
+    readers: dict[str, Callable[..., Any]] = {}
+    for name in _OBJECT_COLUMNS:
+        if name not in columns:
+            continue
+        arrow_type = schema.field(name).type
+        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+            readers[name] = _json_column(name)
+        else:
+            convert = converter(arrow_type)
+            readers[name] = lambda value, *, source, record, convert=convert: convert(value)
+    return readers
+
+
+def _check_columns(names: list[str], *, file: Path, source: str) -> list[str]:
+    missing = [name for name in ("id", "data") if name not in names]
+    if missing:
+        raise InputError(
+            f"{file.name} has no column {', '.join(map(repr, missing))}",
+            source=source,
+            expected="columns id, data (and optionally class, confidence, explainability_info)",
+        )
+    return [name for name in COLUMNS if name in names]
+
+
+def _record(
+    row: dict[str, Any],
+    readers: dict[str, Callable[..., Any]],
+    *,
+    file: Path,
+    source: str,
+    place: str,
+    check_confidence: bool,
+) -> DocumentRecord:
+    from docevals_mlflow.fields.inputs import record_from_mapping
+
+    obj: dict[str, Any] = {"id": row["id"]}
+    if "class" in row:
+        value = row["class"]
+        obj["class"] = value if value is None or isinstance(value, str) else str(value)
+    for name, read in readers.items():
+        obj[name] = read(row[name], source=source, record=place)
+    return record_from_mapping(
+        obj, source=source, record=place, file=str(file), check_confidence=check_confidence
+    )
+
+
+def _place(file: Path, source: str, number: int) -> str:
+    return f"row {number}" if file == Path(source) else f"{file.name} row {number}"
+
+
+def scan_parquet(
+    path: Path, *, check_confidence: bool = True
+) -> Iterator[tuple[DocumentRecord, ParquetRow]]:
+    """Every record of a Parquet input with where to find it again, in file order."""
+    source = str(path)
+    for file in parquet_files(path):
+        handle = _open(file, source)
+        columns = _check_columns(handle.schema_arrow.names, file=file, source=source)
+        readers = column_readers(handle.schema_arrow, columns)
+        number = 0
+        for group in range(handle.num_row_groups):
+            offset = 0
+            # One row group at a time, in batches: memory stays at one group's size.
+            for batch in handle.read_row_group(group, columns=columns).to_batches(_BATCH_ROWS):
+                rows = batch.to_pylist()
+                for index, row in enumerate(rows):
+                    number += 1
+                    place = _place(file, source, number)
+                    record = _record(
+                        row, readers, file=file, source=source, place=place,
+                        check_confidence=check_confidence,
+                    )  # fmt: skip
+                    yield record, ParquetRow(file, group, offset + index, place)
+                offset += len(rows)
+
+
+class ParquetReader:
+    """Reads records of a Parquet input again by :class:`ParquetRow`, keeping the last
+    row group it read (a partner usually sits in the same group as the last one)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.source = str(path)
+        self._handles: dict[Path, Any] = {}
+        self._cached: tuple[Path, int] | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._readers: dict[str, Callable[..., Any]] = {}
+
+    def read(self, locator: ParquetRow) -> DocumentRecord:
+        """The record at ``locator``.
+
+        Raises:
+            InputError: the file changed since it was indexed (the caller says so).
+        """
+        if self._cached != (locator.file, locator.group):
+            handle = self._handles.get(locator.file)
+            if handle is None:
+                handle = self._handles[locator.file] = _open(locator.file, self.source)
+            columns = _check_columns(
+                handle.schema_arrow.names, file=locator.file, source=self.source
+            )
+            if locator.group >= handle.num_row_groups:
+                raise InputError("row group missing", source=self.source)
+            self._rows = handle.read_row_group(locator.group, columns=columns).to_pylist()
+            self._readers = column_readers(handle.schema_arrow, columns)
+            self._cached = (locator.file, locator.group)
+        if locator.row >= len(self._rows):
+            raise InputError("row missing", source=self.source)
+        return _record(
+            self._rows[locator.row], self._readers, file=locator.file, source=self.source,
+            place=locator.place, check_confidence=False,
+        )  # fmt: skip
