@@ -16,6 +16,7 @@ within the file). A row is found again by ``(file, row group, row)``.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -219,17 +220,55 @@ def scan_parquet(
                 offset += len(rows)
 
 
+CACHE_BYTES = 256 << 20
+"""Row groups a :class:`ParquetReader` keeps, in decompressed bytes."""
+
+
 class ParquetReader:
-    """Reads records of a Parquet input again by :class:`ParquetRow`, keeping the last
-    row group it read (a partner usually sits in the same group as the last one)."""
+    """Reads records of a Parquet input again by :class:`ParquetRow`.
+
+    Recently read row groups are kept (least recently used out first, up to
+    :data:`CACHE_BYTES`): partners usually come in about the order of the expected
+    side, so one group serves many lookups. Predictions in a wholly different order
+    than the ground truth, in a file larger than the cache, cost a group read per
+    lookup; inputs up to ``KEEP_PARSED_BYTES`` never get here.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.source = str(path)
-        self._handles: dict[Path, Any] = {}
-        self._cached: tuple[Path, int] | None = None
-        self._rows: list[dict[str, Any]] = []
-        self._readers: dict[str, Callable[..., Any]] = {}
+        self._handles: dict[Path, tuple[Any, list[str], dict[str, Callable[..., Any]]]] = {}
+        self._groups: OrderedDict[tuple[Path, int], Any] = OrderedDict()
+        self._bytes = 0
+
+    def _file(self, file: Path) -> tuple[Any, list[str], dict[str, Callable[..., Any]]]:
+        opened = self._handles.get(file)
+        if opened is None:
+            handle = _open(file, self.source)
+            columns = _check_columns(handle.schema_arrow.names, file=file, source=self.source)
+            opened = self._handles[file] = (
+                handle,
+                columns,
+                column_readers(handle.schema_arrow, columns),
+            )
+        return opened
+
+    def _group(self, file: Path, group: int) -> Any:
+        key = (file, group)
+        table = self._groups.get(key)
+        if table is not None:
+            self._groups.move_to_end(key)
+            return table
+        handle, columns, _ = self._file(file)
+        if group >= handle.num_row_groups:
+            raise InputError("row group missing", source=self.source)
+        table = handle.read_row_group(group, columns=columns)
+        self._groups[key] = table
+        self._bytes += table.nbytes
+        while self._bytes > CACHE_BYTES and len(self._groups) > 1:
+            _, oldest = self._groups.popitem(last=False)
+            self._bytes -= oldest.nbytes
+        return table
 
     def read(self, locator: ParquetRow) -> DocumentRecord:
         """The record at ``locator``.
@@ -237,21 +276,11 @@ class ParquetReader:
         Raises:
             InputError: the file changed since it was indexed (the caller says so).
         """
-        if self._cached != (locator.file, locator.group):
-            handle = self._handles.get(locator.file)
-            if handle is None:
-                handle = self._handles[locator.file] = _open(locator.file, self.source)
-            columns = _check_columns(
-                handle.schema_arrow.names, file=locator.file, source=self.source
-            )
-            if locator.group >= handle.num_row_groups:
-                raise InputError("row group missing", source=self.source)
-            self._rows = handle.read_row_group(locator.group, columns=columns).to_pylist()
-            self._readers = column_readers(handle.schema_arrow, columns)
-            self._cached = (locator.file, locator.group)
-        if locator.row >= len(self._rows):
+        table = self._group(locator.file, locator.group)
+        if locator.row >= table.num_rows:
             raise InputError("row missing", source=self.source)
+        (row,) = table.slice(locator.row, 1).to_pylist()
         return _record(
-            self._rows[locator.row], self._readers, file=locator.file, source=self.source,
+            row, self._file(locator.file)[2], file=locator.file, source=self.source,
             place=locator.place, check_confidence=False,
         )  # fmt: skip
