@@ -7,7 +7,8 @@ record: ``id`` and ``data`` (required), ``class``, ``confidence`` and
 object columns) may be JSON text or struct, map and list columns; they are read the
 way ``docevals fields --spark`` reads them, so both give the same report: text is
 parsed as JSON, a struct field that is null is left out (Spark's ``to_json`` does
-the same), decimals become numbers and dates ISO text.
+the same), decimals become numbers, dates ISO text and timestamps the text Spark
+writes in a UTC session.
 
 Rows are read a batch at a time; an error names the file and ``row N`` (1-based
 within the file). A row is found again by ``(file, row group, row)``.
@@ -15,6 +16,7 @@ within the file). A row is found again by ``(file, row group, row)``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -113,11 +115,29 @@ def converter(arrow_type: pa.DataType) -> Callable[[Any], Any]:
         return lambda value: None if value is None else [element(v) for v in value]
     if pa.types.is_decimal(arrow_type):
         return lambda value: None if value is None else float(value)
+    if pa.types.is_timestamp(arrow_type):
+        return lambda value: None if value is None else _timestamp_text(value)
+    if pa.types.is_float32(arrow_type):
+        # Spark writes a float by its shortest text, not the double it widens to.
+        import numpy as np
+
+        return lambda value: None if value is None else float(str(np.float32(value)))
     if pa.types.is_temporal(arrow_type):
         return lambda value: None if value is None else value.isoformat()
     if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
         return lambda value: None if value is None else value.decode("utf-8", errors="replace")
     return _same
+
+
+def _timestamp_text(value: dt.datetime) -> str:
+    """A timestamp as Spark's ``to_json`` writes it in a UTC session: milliseconds,
+    and ``Z`` for a zoned one (converted to UTC)."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC)
+        zone = "Z"
+    else:
+        zone = ""
+    return value.strftime("%Y-%m-%dT%H:%M:%S") + f".{value.microsecond // 1000:03d}{zone}"
 
 
 def _json_column(name: str) -> Callable[..., Any]:

@@ -126,6 +126,34 @@ def test_nested_columns_read_as_spark_writes_them(tmp_path: Path) -> None:
     assert record.place == "row 1"
 
 
+def test_timestamps_and_floats_read_as_spark_writes_them(tmp_path: Path) -> None:
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            (
+                "data",
+                pa.struct(
+                    [
+                        ("zoned", pa.timestamp("us", tz="Europe/Paris")),
+                        ("naive", pa.timestamp("ms")),
+                        ("single", pa.float32()),
+                    ]
+                ),
+            ),
+        ]
+    )
+    moment = dt.datetime(2024, 7, 15, 10, 0, 0, 654321, tzinfo=dt.UTC)
+    row = {"id": "a", "data": {"zoned": moment, "naive": dt.datetime(2024, 1, 15), "single": 0.1}}
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), tmp_path / "t.parquet")
+    (record,) = list(read_records(tmp_path / "t.parquet"))
+    # Spark's to_json in a UTC session: milliseconds, Z; a float32 by its shortest text.
+    assert record.data == {
+        "zoned": "2024-07-15T10:00:00.654Z",
+        "naive": "2024-01-15T00:00:00.000",
+        "single": 0.1,
+    }
+
+
 def test_errors_name_the_file_row_and_column(tmp_path: Path) -> None:
     no_data = tmp_path / "no_data.parquet"
     pq.write_table(pa.table({"id": ["a"], "payload": ["{}"]}), no_data)

@@ -18,5 +18,7 @@ def spark() -> Iterator[Any]:
     session = spark_session("local[2]", app_name="docevals-tests")
     # Small data: two shuffle partitions instead of 200 keep every job short.
     session.conf.set("spark.sql.shuffle.partitions", "2")
+    # Timestamps are written in the session's zone: the same text on any machine.
+    session.conf.set("spark.sql.session.timeZone", "UTC")
     yield session
     session.stop()

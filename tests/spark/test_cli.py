@@ -136,6 +136,8 @@ def test_nested_parquet_columns_read_alike_on_spark_and_one_machine(
                         ("date", pa.date32()),
                         ("vendor", pa.string()),
                         ("lines", pa.list_(item)),
+                        ("seen", pa.timestamp("us", tz="UTC")),
+                        ("ratio", pa.float32()),
                     ]
                 ),
             ),
@@ -151,6 +153,8 @@ def test_nested_parquet_columns_read_alike_on_spark_and_one_machine(
                 "date": dt.date(2024, 1, 1 + index),
                 "vendor": None if index % 3 else "ACME",
                 "lines": [{"a": index, "b": None}, {"a": 2, "b": "x"}],
+                "seen": dt.datetime(2024, 2, 1, 8, 30, index, 250000, tzinfo=dt.UTC),
+                "ratio": 0.1 * index,
             },
             "confidence": [("$.total", 0.5 + index / 100)],
         }
