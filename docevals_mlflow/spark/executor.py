@@ -45,14 +45,18 @@ def compare_batches(batches: Iterator[Any], settings: ExecutorSettings) -> Itera
     schema = result_schema()
     comparer = cached_comparer(settings.schema.sha256, settings.keep_rows, lambda: settings.schema)
     for batch in batches:
-        columns = batch.to_pydict()
-        records = list(zip(*(columns[name] for name in columns), strict=True))
-        out: list[dict[str, Any]] = []
-        for start in range(0, len(records), settings.chunk_size):
-            out.extend(
-                _compare_chunk(comparer, records[start : start + settings.chunk_size], settings)
-            )
-        yield pa.RecordBatch.from_pylist(out, schema=schema)
+        # Parsing, comparing and the result rows allocate many small acyclic objects
+        # that live until the batch is sent: the collector would rescan them all.
+        with gc_paused():
+            columns = batch.to_pydict()
+            records = list(zip(*(columns[name] for name in columns), strict=True))
+            out: list[dict[str, Any]] = []
+            for start in range(0, len(records), settings.chunk_size):
+                out.extend(
+                    _compare_chunk(comparer, records[start : start + settings.chunk_size], settings)
+                )
+            result = pa.RecordBatch.from_pylist(out, schema=schema)
+        yield result
 
 
 Record = tuple[int, Any, Any, str | None, str | None, str | None, str | None]
