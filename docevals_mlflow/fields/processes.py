@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import pickle
+import queue
 import threading
 import traceback
 from collections import deque
@@ -261,6 +262,10 @@ class Helper:
 
     launcher: threading.Thread | None = None
     launch_error: BaseException | None = None
+    outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
+    """Chunks waiting for the feeder thread to write them to the helper's pipe."""
+    feeder: threading.Thread | None = None
+    send_error: BaseException | None = None
 
     @classmethod
     def start(cls) -> Helper:
@@ -322,12 +327,30 @@ class Helper:
         Raises:
             WorkerProcessError: the helper has stopped.
         """
-        data = pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self.tasks.send_bytes(data)
-        except OSError:  # BrokenPipeError: the helper is gone
-            raise self.stopped() from None
+        if self.send_error is not None:
+            raise self.stopped()
+        if self.feeder is None:
+            self.feeder = threading.Thread(
+                target=self._feed, name="docevals-helper-feeder", daemon=True
+            )
+            self.feeder.start()
+        self.outbox.put(pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL))
         self.outstanding += 1
+
+    def _feed(self) -> None:
+        # Writing from the calling thread could deadlock: a chunk larger than the
+        # pipe blocks the caller until the helper reads it, while the helper blocks
+        # writing a large result that only the caller would read. This thread spends
+        # its time blocked in write (without the GIL); the caller keeps reading.
+        while True:
+            data = self.outbox.get()
+            if data is None:
+                return
+            try:
+                self.tasks.send_bytes(data)
+            except OSError as exc:  # BrokenPipeError: the helper is gone
+                self.send_error = exc
+                return
 
     def check_started(self) -> bool:
         """Whether the helper is ready for chunks (reads its hello if it has come)."""
@@ -359,15 +382,20 @@ class Helper:
         """Close the pipes; the helper ends (terminated if it does not)."""
         if self.launcher is not None:
             self.launcher.join()
-        for connection in (self.tasks, self.results):
-            with contextlib.suppress(OSError):
-                connection.close()
-        if self.launch_error is not None:
-            return
-        self.process.join(timeout=1)
-        if self.process.is_alive():
-            self.process.terminate()
+        self.outbox.put(None)
+        # Results first: a helper blocked writing one fails and exits, which unblocks
+        # a feeder still writing it a chunk.
+        with contextlib.suppress(OSError):
+            self.results.close()
+        if self.launch_error is None:
             self.process.join(timeout=1)
+            if self.process.is_alive():
+                self.process.terminate()
+                self.process.join(timeout=1)
+        if self.feeder is not None:
+            self.feeder.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self.tasks.close()
 
 
 _HELPERS: list[Helper] = []

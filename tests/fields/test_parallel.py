@@ -430,3 +430,29 @@ def test_a_helper_that_dies_mid_run_is_reported_and_replaced(
     assert not helper.alive()
     # The next call starts a new helper and gets the serial figures.
     assert report_text(compare_documents(records, SCHEMA, chunk_size=64, workers=2)) == expected
+
+
+def test_chunks_and_results_larger_than_a_pipe_do_not_deadlock() -> None:
+    # A chunk and its rows both larger than the pipe: writing the next chunk must not
+    # wait for the helper while the helper waits for its result to be read.
+    import signal
+
+    def documents() -> Iterator[dict[str, Any]]:
+        for index in range(800):
+            expected = {f"f{k}": "x" * 200 + str(k) for k in range(20)}
+            yield {"id": str(index), "expected": expected, "predicted": {**expected, "f0": "y"}}
+
+    serial = report_text(compare_documents(documents(), keep_rows=True))
+    compare_documents(documents(), keep_rows=True, workers=2)  # the helper starts
+    _ready_helper()
+
+    def hung(*_: Any) -> None:
+        raise AssertionError("workers=2 hung on large chunks")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        assert report_text(compare_documents(documents(), keep_rows=True, workers=2)) == serial
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
