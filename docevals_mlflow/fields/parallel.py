@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.processes import (
+    LOCK,
     Failure,
     Helper,
     HelperCrash,
@@ -199,9 +200,11 @@ def compare_in_processes(
                 raise item.exception
             fold_here(item)
         return
-    _Run(comparer, batch, keep_rows, rows_sink, helpers(count - 1)).run(
-        itertools.chain(ahead, source)
-    )
+    # One comparison at a time uses the helpers; another thread's call waits.
+    with LOCK:
+        _Run(comparer, batch, keep_rows, rows_sink, helpers(count - 1)).run(
+            itertools.chain(ahead, source)
+        )
 
 
 class _Run:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import pickle
 import queue
+import signal
 import threading
 import traceback
 from collections import deque
@@ -202,6 +204,9 @@ def _helper_main(tasks: Connection, results: Connection) -> None:
     import docevals_mlflow.fields.pairing  # noqa: F401  (imported before saying hello)
     from docevals_mlflow.core.gc import gc_paused
 
+    # Ctrl-C in a terminal reaches the whole process group: the parent handles it
+    # and closes the pipes, which ends this loop without a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         results.send_bytes(b"")  # ready: until then the parent compares on its own
     except (BrokenPipeError, OSError):
@@ -399,10 +404,20 @@ class Helper:
 
 
 _HELPERS: list[Helper] = []
+_OWNER = os.getpid()
+"""The process the helpers belong to: a forked child starts its own."""
+LOCK = threading.RLock()
+"""Held by a comparison using the helpers: calls from several threads take turns."""
 
 
 def helpers(count: int) -> list[Helper]:
-    """``count`` idle helper processes, started on first use and then reused."""
+    """``count`` idle helper processes, started on first use and then reused (call
+    with :data:`LOCK` held)."""
+    global _OWNER
+    if os.getpid() != _OWNER:
+        # Inherited from the parent by fork: not ours to use or to stop.
+        _HELPERS.clear()
+        _OWNER = os.getpid()
     if len(_HELPERS) != count or not all(helper.alive() for helper in _HELPERS):
         stop_helpers()
         _HELPERS.extend(Helper.start() for _ in range(count))
@@ -411,8 +426,11 @@ def helpers(count: int) -> list[Helper]:
 
 def stop_helpers() -> None:
     """Stop the helper processes now (they also stop when Python exits)."""
-    while _HELPERS:
-        _HELPERS.pop().stop()
+    with LOCK:
+        if os.getpid() != _OWNER:
+            _HELPERS.clear()
+        while _HELPERS:
+            _HELPERS.pop().stop()
 
 
 def wait_any(busy: list[Helper]) -> None:
