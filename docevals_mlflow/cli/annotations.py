@@ -39,8 +39,9 @@ RESERVED_PARAM_NAMESPACES = (
     "suite.",
 )
 """Param key prefixes the run layout writes itself (see docs/mlflow-runs.md)."""
-PROMPT_PARAMS = ("prompt.file", "prompt.name", "prompt.sha256")
-"""Params ``--prompt`` and ``--prompt-name`` write."""
+PROMPT_PARAMS = ("prompt.file", "prompt.name", "prompt.sha256", "prompt.uri")
+"""Params ``--prompt`` and ``--prompt-name`` write (``prompt.uri`` when the prompt is
+registered)."""
 RESERVED_TAG_PREFIXES = ("docevals.", "mlflow.")
 PROMPT_ARTIFACT = "specs/prompt.txt"
 _KEY = re.compile(r"^[\w\-. /]{1,250}$")
@@ -48,6 +49,12 @@ _KEY = re.compile(r"^[\w\-. /]{1,250}$")
 
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_ASSIGNMENT = re.compile(
+    r"(api[_-]?key|access[_-]?key|secret|token|password|passwd)\s*[:=]\s*\S{6,}"
+    r"|authorization\s*[:=]|bearer\s+[A-Za-z0-9._~+/=-]{8,}",
+    re.IGNORECASE,
+)
+"""Text that writes a secret out (``api_key=...``, ``Authorization: Bearer ...``)."""
 _MIN_SECRET = 8
 """Shorter environment values (``1``, ``true``) would match ordinary text."""
 
@@ -58,6 +65,8 @@ def _holds_secret(*texts: str) -> bool:
     from docevals_mlflow.judges.config import find_api_key
 
     if find_api_key({texts[0]: list(texts[1:])} if len(texts) > 1 else texts[0]) is not None:
+        return True
+    if any(_SECRET_ASSIGNMENT.search(text) for text in texts):
         return True
     secrets = [
         value
@@ -71,6 +80,12 @@ def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
     """An argparse ``type`` reading ``KEY=VALUE`` for ``--param`` or ``--tag``."""
 
     def parse(text: str) -> tuple[str, str]:
+        # Checked before anything is echoed: a message must never repeat a secret.
+        if _holds_secret(text):
+            raise argparse.ArgumentTypeError(
+                f"a {kind} holds an API key or another secret of this process; secrets are "
+                "never logged"
+            )
         key, sep, value = text.partition("=")
         key = key.strip()
         if not sep or not key:

@@ -233,10 +233,42 @@ def test_secrets_never_become_params_or_tags(
     assert "sk-proj-abcdef123456" not in err
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call the API with key sk-ant-abcdef0123456789.",
+        "Use api_key=abcdefghijklmnop1234 for the call.",
+        "Send the header Authorization: Bearer abcdefghijklmnop.",
+    ],
+)
 def test_a_prompt_file_holding_a_key_is_refused(
-    mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
 ) -> None:
-    prompt = prompt_file(tmp_path, "p.txt", "Call the API with key sk-ant-abcdef0123456789.")
+    prompt = prompt_file(tmp_path, "p.txt", text)
     err = refused(capsys, tmp_path, "--prompt", prompt)
     assert "holds an API key" in err
-    assert "sk-ant-abcdef0123456789" not in err
+    assert "abcdef" not in err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--param", "sk-proj-abcdef123456"],  # not KEY=VALUE, and never echoed
+        ["--param", "sk-proj-abcdef123456|x=1"],
+        ["--param", "header=api_key=abcdefghijklmnop1234"],
+        ["--tag", "auth=Authorization: Bearer abcdefghijklmnop"],
+    ],
+)
+def test_secrets_are_refused_before_anything_is_echoed(
+    mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    err = refused(capsys, tmp_path, *options)
+    assert "secret" in err
+    for fragment in ("sk-proj-abcdef123456", "abcdefghijklmnop"):
+        assert fragment not in err
+
+
+def test_prompt_uri_is_reserved(
+    mlflow_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "one docevals writes itself" in refused(capsys, tmp_path, "--param", "prompt.uri=x")
