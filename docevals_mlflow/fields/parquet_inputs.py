@@ -45,17 +45,22 @@ class ParquetRow(NamedTuple):
     place: str
 
 
+def _is_parquet_name(file: Path) -> bool:
+    return file.suffix.lower() == ".parquet" and not file.name.startswith(".")
+
+
 def is_parquet(path: Path) -> bool:
-    """A ``.parquet`` file, or a folder with Parquet files and no ``.json`` files."""
+    """A ``.parquet`` file, or a folder holding Parquet files (as ``--spark`` decides:
+    other files next to them, such as ``_SUCCESS`` or a ``.json`` note, are ignored)."""
     if path.is_dir():
-        return any(path.glob("*.parquet")) and not any(path.glob("*.json"))
-    return path.suffix.lower() == ".parquet"
+        return any(_is_parquet_name(file) for file in path.iterdir())
+    return _is_parquet_name(path)
 
 
 def parquet_files(path: Path) -> list[Path]:
     """The Parquet files of an input, in name order (Spark's part order)."""
     if path.is_dir():
-        return sorted(file for file in path.glob("*.parquet") if not file.name.startswith("."))
+        return sorted(file for file in path.iterdir() if _is_parquet_name(file))
     return [path]
 
 
@@ -122,6 +127,8 @@ def converter(arrow_type: pa.DataType) -> Callable[[Any], Any]:
         import numpy as np
 
         return lambda value: None if value is None else float(str(np.float32(value)))
+    if pa.types.is_duration(arrow_type):
+        return lambda value: None if value is None else value.total_seconds()
     if pa.types.is_temporal(arrow_type):
         return lambda value: None if value is None else value.isoformat()
     if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
@@ -159,6 +166,24 @@ def _json_column(name: str) -> Callable[..., Any]:
     return read
 
 
+def _is_text(arrow_type: pa.DataType) -> bool:
+    """Text or bytes, which hold JSON (Spark casts both to text)."""
+    import pyarrow as pa
+
+    checks = [
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_binary,
+        pa.types.is_large_binary,
+    ]
+    checks += [
+        check
+        for name in ("is_string_view", "is_binary_view")  # pyarrow 16 and later
+        if (check := getattr(pa.types, name, None)) is not None
+    ]
+    return any(check(arrow_type) for check in checks)
+
+
 def column_readers(schema: pa.Schema, columns: list[str]) -> dict[str, Callable[..., Any]]:
     """Per object column present: how to read a value (``source``, ``record`` for
     errors)."""
@@ -169,12 +194,27 @@ def column_readers(schema: pa.Schema, columns: list[str]) -> dict[str, Callable[
         if name not in columns:
             continue
         arrow_type = schema.field(name).type
-        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        if pa.types.is_dictionary(arrow_type):  # a categorical column: its values decide
+            arrow_type = arrow_type.value_type
+        if _is_text(arrow_type):
             readers[name] = _json_column(name)
         else:
             convert = converter(arrow_type)
             readers[name] = lambda value, *, source, record, convert=convert: convert(value)
     return readers
+
+
+def _read_group(handle: Any, group: int, columns: list[str], *, file: Path, source: str) -> Any:
+    import pyarrow as pa
+
+    try:
+        return handle.read_row_group(group, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(
+            f"cannot read row group {group} of {file.name}: {exc}",
+            source=source,
+            expected="a readable Parquet file",
+        ) from None
 
 
 def _check_columns(names: list[str], *, file: Path, source: str) -> list[str]:
@@ -227,7 +267,8 @@ def scan_parquet(
         for group in range(handle.num_row_groups):
             offset = 0
             # One row group at a time, in batches: memory stays at one group's size.
-            for batch in handle.read_row_group(group, columns=columns).to_batches(_BATCH_ROWS):
+            table = _read_group(handle, group, columns, file=file, source=source)
+            for batch in table.to_batches(_BATCH_ROWS):
                 rows = batch.to_pylist()
                 for index, row in enumerate(rows):
                     number += 1
@@ -282,7 +323,7 @@ class ParquetReader:
         handle, columns, _ = self._file(file)
         if group >= handle.num_row_groups:
             raise InputError("row group missing", source=self.source)
-        table = handle.read_row_group(group, columns=columns)
+        table = _read_group(handle, group, columns, file=file, source=self.source)
         self._groups[key] = table
         self._bytes += table.nbytes
         while self._bytes > CACHE_BYTES and len(self._groups) > 1:

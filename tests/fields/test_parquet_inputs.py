@@ -189,3 +189,41 @@ def test_a_part_file_is_named_in_a_folder(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": ["b"], "data": ["[1"]}), folder / "part-1.parquet")
     with pytest.raises(InputError, match=r"record part-1\.parquet row 1: column 'data'"):
         list(read_records(folder))
+
+
+def test_categorical_and_binary_json_columns_are_parsed(tmp_path: Path) -> None:
+    texts = ['{"a": 1}', '{"a": 2}']
+    for name, column in (
+        ("dictionary", pa.array(texts).dictionary_encode()),
+        ("binary", pa.array([text.encode() for text in texts], type=pa.binary())),
+    ):
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"id": ["x", "y"], "data": column}), path)
+        assert [record.data for record in read_records(path)] == [{"a": 1}, {"a": 2}], name
+
+
+def test_a_folder_with_parquet_files_is_parquet_whatever_else_it_holds(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": ["a"], "data": ['{"v": 1}']}), folder / "part-0.parquet")
+    (folder / "meta.json").write_text("{}", encoding="utf-8")
+    (folder / "_SUCCESS").write_text("", encoding="utf-8")
+    assert [(record.id, record.data) for record in read_records(folder)] == [("a", {"v": 1})]
+
+
+def test_unreadable_row_groups_and_durations(tmp_path: Path) -> None:
+    corrupt = tmp_path / "corrupt.parquet"
+    rows = [{"id": str(i), "data": json.dumps({"a": i, "t": "x" * 50})} for i in range(2000)]
+    pq.write_table(pa.Table.from_pylist(rows), corrupt, compression="snappy")
+    data = bytearray(corrupt.read_bytes())
+    for index in range(200, 4000):  # the data pages; the footer stays readable
+        data[index] = (data[index] * 7 + 13) % 256
+    corrupt.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"cannot read row group 0 of corrupt\.parquet"):
+        list(read_records(corrupt))
+
+    durations = tmp_path / "durations.parquet"
+    schema = pa.schema([("id", pa.string()), ("data", pa.struct([("wait", pa.duration("s"))]))])
+    row = {"id": "a", "data": {"wait": dt.timedelta(minutes=2)}}
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), durations)
+    assert [record.data for record in read_records(durations)] == [{"wait": 120.0}]
