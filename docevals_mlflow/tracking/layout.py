@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_json
+from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_file, sha256_json
 from docevals_mlflow.core.literals import VERDICTS
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.evaluation.suite import build_suite_report
@@ -202,24 +202,28 @@ def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
 def fields_dataset(expected_path: str | os.PathLike[str]) -> tuple[DatasetInput, Any]:
     """The ground-truth dataset of a field comparison: the expected file or folder.
 
-    The digest is the SHA-256 of the file's bytes (of every ``.json`` file's name and
-    bytes, for a folder), so the same ground truth always has the same digest.
+    The digest is the SHA-256 of the file's bytes (of every document file's name and
+    bytes, for a folder: its ``.json`` files, or its Parquet part files), so the same
+    ground truth always has the same digest.
     """
     import pandas as pd
+
+    from docevals_mlflow.fields.parquet_inputs import is_parquet, parquet_files
 
     path = Path(expected_path)
     if path.is_dir():
         parts = []
         records = []
-        for file in sorted(path.glob("*.json")):
+        files = parquet_files(path) if is_parquet(path) else sorted(path.glob("*.json"))
+        for file in files:
             data = file.read_bytes()
             parts.append(file.name.encode("utf-8") + b"\0" + data)
             records.append({"file": file.name, "sha256": sha256_bytes(data)})
         digest = sha256_bytes(b"\0".join(parts))
         frame = pd.DataFrame(records, columns=["file", "sha256"])
     else:
-        data = path.read_bytes()
-        digest = sha256_bytes(data)
+        # Read in blocks: the same digest as hashing the bytes, in bounded memory.
+        digest = sha256_file(path)
         frame = pd.DataFrame([{"file": path.name, "sha256": digest}])
     dataset = DatasetInput(
         name=path.stem or path.name,

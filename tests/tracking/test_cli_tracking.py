@@ -128,3 +128,21 @@ def test_log_errors_exit_2(mlflow_store, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["log", str(tmp_path / "empty")]) == 2
     assert "no run.json" in capsys.readouterr().err
+
+
+def test_a_parquet_folder_ground_truth_has_a_content_digest(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from docevals_mlflow.tracking.layout import fields_dataset
+
+    folder = tmp_path / "truth"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": ["a"], "data": ['{"v": 1}']}), folder / "part-0.parquet")
+    (folder / "_SUCCESS").write_text("")
+    first, frame = fields_dataset(folder)
+    assert list(frame["file"]) == ["part-0.parquet"]
+    pq.write_table(pa.table({"id": ["a"], "data": ['{"v": 2}']}), folder / "part-0.parquet")
+    second, _ = fields_dataset(folder)
+    assert second.digest != first.digest
+    assert not first.digest.startswith("e3b0c44298fc1c14")  # SHA-256 of nothing
