@@ -97,6 +97,25 @@ class SideFrame(NamedTuple):
     lines: DataFrame | None
 
 
+def _check_ids(frame: DataFrame, path: Path) -> None:
+    """Refuse the ids one machine refuses: other types than text and integers, nulls
+    and empty text (Spark would otherwise cast them and count them unpaired)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegralType, StringType
+
+    expected = "a non-empty string or an integer"
+    id_type = frame.schema["id"].dataType
+    if not isinstance(id_type, (StringType, IntegralType)):
+        raise InputError(
+            f"invalid id column of type {id_type.simpleString()}",
+            source=str(path),
+            expected=expected,
+        )
+    bad = frame.where(F.col("id").isNull() | (F.col("id").cast("string") == "")).first()
+    if bad is not None:
+        raise InputError(f"invalid id {bad['id']!r}", source=str(path), expected=expected)
+
+
 def read_side(spark: SparkSession, path: Path, what: str) -> SideFrame:
     """One input (JSON Lines file or Parquet) as record rows, read lazily."""
     from pyspark.sql import functions as F
@@ -113,6 +132,8 @@ def read_side(spark: SparkSession, path: Path, what: str) -> SideFrame:
                 source=str(path),
                 expected="columns id, data (and optionally class, confidence, explainability_info)",
             )
+
+        _check_ids(frame, path)
 
         def optional(name: str) -> Any:
             return _json_text(frame, name if name in frame.columns else None)

@@ -239,3 +239,32 @@ def test_a_spark_run_is_logged_like_any_other_with_its_engine(
         runs[name] = MlflowClient(mlflow_store).get_run(run_id_from(out)).data
     assert runs["spark"].params == {**runs["alone"].params, "docevals.engine": "spark"}
     assert runs["spark"].metrics == runs["alone"].metrics
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ([1.0, 2.0], "invalid id column of type double"),
+        (["a", None], "invalid id None"),
+        (["a", ""], "invalid id ''"),
+    ],
+)
+def test_parquet_ids_one_machine_refuses_are_refused_on_spark(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    ids: list[Any],
+    message: str,
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    truth = tmp_path / "truth.parquet"
+    pq.write_table(pa.table({"id": ids, "data": ['{"v": 1}'] * len(ids)}), truth)
+    common = ("--expected", truth, "--predicted", truth)
+    code, _, alone = fields(capsys, tmp_path, *common)
+    assert code == 2
+    assert "invalid id" in alone
+    code, _, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
+    assert code == 2
+    assert_one_line_error(err, message, str(truth))
