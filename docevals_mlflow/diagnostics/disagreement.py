@@ -148,6 +148,8 @@ def _labelled_budget(
     from docevals_mlflow.judges.calibration import calibrate
 
     calibration = calibrate(stages, labels, metric=metric, bootstrap=0)
+    if tuple(budgets) == tuple(DEFAULT_BUDGETS) and tuple(targets) == tuple(DEFAULT_TARGETS):
+        return calibration.disagreement  # calibrate computed exactly this
     return labelled_disagreement_budget(stages, calibration.cases.pairs, budgets, targets)
 
 
