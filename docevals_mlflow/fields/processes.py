@@ -233,13 +233,19 @@ def _helper_main(tasks: Connection, results: Connection) -> None:
 # ---------------------------------------------------------------------------- parent side
 
 
-def _enlarge(connection: Connection) -> None:
+MIN_PIPE_BYTES = 4096
+"""What any pipe holds (POSIX's PIPE_BUF), when the real capacity is unknown."""
+
+
+def _enlarge(connection: Connection) -> int:
+    """Ask for a pipe of :data:`PIPE_BYTES`; returns the capacity it has."""
     try:
         import fcntl
 
         fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        return int(fcntl.fcntl(connection.fileno(), fcntl.F_GETPIPE_SZ))
     except (ImportError, AttributeError, OSError):  # not Linux, or not allowed
-        pass
+        return MIN_PIPE_BYTES
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -271,6 +277,15 @@ class Helper:
     """Chunks waiting for the feeder thread to write them to the helper's pipe."""
     feeder: threading.Thread | None = None
     send_error: BaseException | None = None
+    capacity: int = MIN_PIPE_BYTES
+    """Bytes the task pipe holds."""
+    unread: deque[int] = field(default_factory=deque)
+    """Sizes of the chunks whose results have not come back: an upper bound, in
+    total, of what the task pipe holds unread."""
+    handed: int = 0
+    """Chunks given to the feeder (counted by the caller's thread only)."""
+    written: int = 0
+    """Chunks the feeder has written (counted by the feeder's thread only)."""
 
     @classmethod
     def start(cls) -> Helper:
@@ -283,15 +298,15 @@ class Helper:
         context = _context()
         task_reader, task_writer = context.Pipe(duplex=False)
         result_reader, result_writer = context.Pipe(duplex=False)
-        for end in (task_writer, result_writer):
-            _enlarge(end)
+        capacity = _enlarge(task_writer)
+        _enlarge(result_writer)
         process = context.Process(  # type: ignore[attr-defined]
             target=_helper_main,
             args=(task_reader, result_writer),
             name="docevals-helper",
             daemon=True,
         )
-        helper = cls(process, task_writer, result_reader)
+        helper = cls(process, task_writer, result_reader, capacity=capacity)
 
         def launch() -> None:
             try:
@@ -334,12 +349,24 @@ class Helper:
         """
         if self.send_error is not None:
             raise self.stopped()
-        if self.feeder is None:
-            self.feeder = threading.Thread(
-                target=self._feed, name="docevals-helper-feeder", daemon=True
-            )
-            self.feeder.start()
-        self.outbox.put(pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps((job, packed), protocol=pickle.HIGHEST_PROTOCOL)
+        size = len(data) + 16  # and the length header
+        if self.handed == self.written and sum(self.unread) + size <= self.capacity:
+            # Nothing waits for the feeder and the pipe has room for everything that
+            # may be unread plus this chunk: the write cannot block, so no thread.
+            try:
+                self.tasks.send_bytes(data)
+            except OSError:  # BrokenPipeError: the helper is gone
+                raise self.stopped() from None
+        else:
+            if self.feeder is None:
+                self.feeder = threading.Thread(
+                    target=self._feed, name="docevals-helper-feeder", daemon=True
+                )
+                self.feeder.start()
+            self.handed += 1
+            self.outbox.put(data)
+        self.unread.append(size)
         self.outstanding += 1
 
     def _feed(self) -> None:
@@ -356,6 +383,7 @@ class Helper:
             except OSError as exc:  # BrokenPipeError: the helper is gone
                 self.send_error = exc
                 return
+            self.written += 1
 
     def check_started(self) -> bool:
         """Whether the helper is ready for chunks (reads its hello if it has come)."""
@@ -381,6 +409,7 @@ class Helper:
             except (EOFError, OSError):
                 raise self.stopped() from None
             self.outstanding -= 1
+            self.unread.popleft()
             self.ready.append(pickle.loads(data))
 
     def stop(self) -> None:
