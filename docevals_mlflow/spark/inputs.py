@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
 from docevals_mlflow.fields.inputs import _jsonl_record
+from docevals_mlflow.fields.parquet_inputs import is_parquet
 from docevals_mlflow.spark.aggregate import rebuild_error
 from docevals_mlflow.spark.session import quiet_pandas_check
 
@@ -83,12 +84,6 @@ def _parse_lines(batches: Iterator[Any], *, source: str) -> Iterator[Any]:
         yield pa.RecordBatch.from_pylist(out, schema=schema)
 
 
-def _is_parquet(path: Path) -> bool:
-    if path.is_dir():
-        return any(path.glob("*.parquet"))
-    return path.suffix.lower() == ".parquet"
-
-
 class SideFrame(NamedTuple):
     """One side's records, and (for JSON Lines) its raw lines to count line numbers."""
 
@@ -124,7 +119,7 @@ def read_side(spark: SparkSession, path: Path, what: str) -> SideFrame:
 
     if not path.exists():
         raise InputFileNotFoundError(f"{what} not found", source=str(path))
-    if _is_parquet(path):
+    if is_parquet(path):
         frame = spark.read.parquet(str(path))
         if "id" not in frame.columns or "data" not in frame.columns:
             raise InputError(

@@ -282,15 +282,6 @@ def test_folder_duplicate_ids_name_both_files(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- pairing
 
 
-@pytest.fixture(params=["kept parsed", "streamed"])
-def pairing_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both pairing paths: small inputs kept parsed after indexing, large ones read
-    again by offset (forced here with a budget of 0 bytes)."""
-    if request.param == "streamed":
-        monkeypatch.setattr(inputs_module, "KEEP_PARSED_BYTES", 0)
-    return str(request.param)
-
-
 def test_pairing_jsonl_with_folder_reports_unpaired_ids_on_both_sides(
     tmp_path: Path, pairing_mode: str
 ) -> None:

@@ -13,19 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.fields import inputs as inputs_module
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.inputs import pair_records, read_records
 from tests.fields.test_parallel import _records
 from tests.fields.test_properties import SCHEMA
 from tests.helpers import write_jsonl
-
-
-@pytest.fixture(params=["kept parsed", "streamed"])
-def pairing_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "streamed":
-        monkeypatch.setattr(inputs_module, "KEEP_PARSED_BYTES", 0)
-    return str(request.param)
 
 
 def report_of(expected: Path, predicted: Path) -> str:
