@@ -117,6 +117,33 @@ class InputError(DocEvalsError, ValueError):
     """User-supplied data or configuration is malformed or inconsistent."""
 
 
+class ShapeMismatchError(InputError):
+    """Ground truth whose shape contradicts the schema (a list where a single value is
+    declared, an object where a list is, ...): an input error, never a model error.
+
+    Attributes:
+        documents: how many documents are affected.
+        declared: what the schema declares at ``path`` (``a list``, ...).
+        found: what the ground truth holds there.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        documents: int,
+        declared: str,
+        found: str,
+        source: str | None = None,
+        record: str | int | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.documents = documents
+        self.declared = declared
+        self.found = found
+        super().__init__(message, source=source, record=record, path=path)
+
+
 class PipelineDefinitionError(InputError):
     """A pipeline's stages do not form a valid dependency graph."""
 

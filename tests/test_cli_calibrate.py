@@ -198,7 +198,7 @@ def test_panel_calibration_ranks_verdicts_by_disagreement(mlflow_store, tmp_path
     out = capsys.readouterr().out
     assert code == 0
     (line,) = [line for line in out.splitlines() if line.startswith("panel disagreement:")]
-    assert "catches 33% of the panel's errors (0.33 of 1; ties share credit)" in line
+    assert "catches 33.3% of the panel's errors (0.33 of 1; ties share credit)" in line
     report = CalibrationReport.model_validate_json(output.read_text(encoding="utf-8"))
     assert report.disagreement is not None
     assert report.disagreement.truth == "human_labels"

@@ -141,9 +141,10 @@ def test_fields_prints_and_writes_calibration(
         markdown,
     )
     assert (code, err) == (0, "")
-    assert "confidence: AUROC 1.000" in out
+    assert "confidence: AUROC 1.0000" in out
     assert (
-        "reviewing the least confident 5%, 10%, 20% of fields catches 100%, 100%, 100% of errors"
+        "reviewing the least confident 5%, 10%, 20% of fields catches 100.0%, 100.0%, 100.0% "
+        "of errors"
     ) in out
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["calibration"]["overall"]["n"] == 20

@@ -107,7 +107,7 @@ def test_folder_inputs_with_yaml_schema(
         "documents: 2; micro precision 0.8333, recall 1.0000, F1 0.9091; "
         "macro F1 0.8333; unpaired: 1 expected only, 1 predicted only",
         # The one field with a confidence was right: calibration without AUROC.
-        "confidence: AUROC n/a, Brier 0.360, ECE 0.600 over 1 field",
+        "confidence: AUROC n/a, Brier 0.3600, ECE 0.6000 over 1 field",
         f"report: {output} (Markdown: {markdown})",
     ]
     text = markdown.read_text(encoding="utf-8")

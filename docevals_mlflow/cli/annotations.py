@@ -30,6 +30,7 @@ RESERVED_PARAM_NAMESPACES = (
     "compare.",
     "dataset.",
     "docevals.",
+    "fields.",
     "generation.",
     "judge.",
     "op.",

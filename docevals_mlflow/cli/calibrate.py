@@ -13,6 +13,7 @@ from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.diagnostics import DisagreementBudget
 from docevals_mlflow.core.fingerprints import sha256_file
+from docevals_mlflow.core.formatting import count_text, metric_text, percent_text
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.judges.calibration import (
     CalibrationReport,
@@ -140,11 +141,12 @@ def disagreement_line(budget: DisagreementBudget) -> str:
     if not review.errors:
         return f"panel disagreement: the panel made no errors on {review.items} labelled verdicts"
     point = next((point for point in review.budgets if point.errors_caught), review.budgets[-1])
-    caught = round(point.errors_caught, 2)
+    shared = not float(point.errors_caught).is_integer()
     return (
         f"panel disagreement: reviewing the {point.budget:.0%} most disputed verdicts "
-        f"catches {point.error_capture or 0:.0%} of the panel's errors "
-        f"({caught:g} of {review.errors}{'; ties share credit' if caught != round(caught) else ''})"
+        f"catches {percent_text(point.error_capture or 0)} of the panel's errors "
+        f"({count_text(point.errors_caught)} of {review.errors}"
+        f"{'; ties share credit' if shared else ''})"
     )
 
 
@@ -158,7 +160,7 @@ def _note(report: CalibrationReport) -> str:
     panel = report.panel
     if panel is not None and panel.fleiss_kappa is not None:
         lines.append(
-            f"- Fleiss' κ across {panel.raters} variants: {panel.fleiss_kappa:.2f} "
+            f"- Fleiss' κ across {panel.raters} variants: {metric_text(panel.fleiss_kappa)} "
             f"({kappa_strength(panel.fleiss_kappa)})"
         )
     return "\n".join(lines) + "\n"
@@ -187,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     print(report.verdict_line("cases"))
     print(report.verdict_line("claims"))
     if report.panel is not None and report.panel.fleiss_kappa is not None:
-        print(f"Fleiss' κ across panel variants: {report.panel.fleiss_kappa:.2f}")
+        print(f"Fleiss' κ across panel variants: {metric_text(report.panel.fleiss_kappa)}")
     if report.disagreement is not None:
         print(disagreement_line(report.disagreement))
     if report.unmatched_labels:

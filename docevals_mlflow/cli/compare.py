@@ -16,6 +16,7 @@ from docevals_mlflow.cli.common import (
 )
 from docevals_mlflow.compare.results import CASE_METRIC
 from docevals_mlflow.compare.statistics import FIELD_METRICS
+from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
 from docevals_mlflow.errors import InputError
 
 REFERENCE_HELP = (
@@ -155,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         for _, row in comparison.regressions.iterrows():
             print(
                 f"docevals: regression: {row['candidate_run']}: {row['family']} {row['unit']} "
-                f"{row['metric']} {row['baseline']:.4f} -> {row['candidate']:.4f} "
-                f"(delta {row['delta']:+.4f}, Holm p {row['p_adjusted']:.3g})",
+                f"{row['metric']} {metric_text(row['baseline'])} -> "
+                f"{metric_text(row['candidate'])} (delta {signed_text(row['delta'])}, "
+                f"Holm p {p_value_text(row['p_adjusted'])})",
                 file=sys.stderr,
             )
         return EXIT_BELOW_THRESHOLD

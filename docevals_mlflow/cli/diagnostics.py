@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.core.formatting import metric_text, percent_text
 from docevals_mlflow.diagnostics.counterfactual import Counterfactual, RecordedRerun
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.evaluation.config import import_callable
@@ -74,25 +75,22 @@ def _recorded_reruns(path: Path | None) -> list[RecordedRerun]:
 
 
 def calibration_line(report: Mapping[str, Any]) -> str | None:
-    """``confidence: AUROC 0.910, Brier 0.060, ECE 0.040 over N fields; reviewing the
-    least confident 5%, 10%, 20% of fields catches 41%, 62%, 80% of errors``, or
+    """``confidence: AUROC 0.9100, Brier 0.0600, ECE 0.0400 over N fields; reviewing the
+    least confident 5%, 10%, 20% of fields catches 41.0%, 62.5%, 80.0% of errors``, or
     ``None`` without confidence."""
     calibration = report.get("calibration")
     if not calibration:
         return None
     overall = calibration["overall"]
-
-    def shown(value: Any) -> str:
-        return "n/a" if value is None else f"{value:.3f}"
-
     line = (
-        f"confidence: AUROC {shown(overall['auroc'])}, Brier {shown(overall['brier'])}, "
-        f"ECE {shown(overall['ece'])} over {overall['n']} field{'' if overall['n'] == 1 else 's'}"
+        f"confidence: AUROC {metric_text(overall['auroc'])}, "
+        f"Brier {metric_text(overall['brier'])}, ECE {metric_text(overall['ece'])} "
+        f"over {overall['n']} field{'' if overall['n'] == 1 else 's'}"
     )
     budgets = calibration["review"]["budgets"]
     captured = [point for point in budgets if point["error_capture"] is not None]
     if captured:
         shares = ", ".join(f"{point['budget']:.0%}" for point in captured)
-        caught = ", ".join(f"{point['error_capture']:.0%}" for point in captured)
+        caught = ", ".join(percent_text(point["error_capture"]) for point in captured)
         line += f"; reviewing the least confident {shares} of fields catches {caught} of errors"
     return line

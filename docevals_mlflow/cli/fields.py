@@ -22,13 +22,14 @@ from docevals_mlflow.cli.judging import (
 )
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.formatting import metric_text as figure_text
 from docevals_mlflow.core.jsontext import report_json_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.fields.parallel import resolve_workers
-from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.schema import LIST_PAIRINGS, DocumentSchema
+from docevals_mlflow.fields.shapes import DISCOVERED_POLICIES
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
-from docevals_mlflow.reports.markdown import figure_text
 
 OPENAI_API_ROOT = "https://api.openai.com/v1"
 FAIL_UNDER_METRICS = ("precision", "recall", "f1", "accuracy", "macro_f1")
@@ -78,6 +79,31 @@ def register(commands: Any) -> None:
         metavar="METRIC=VALUE",
         help=f"exit 1 when an overall rate is above VALUE or undefined; METRIC is one of "
         f"{', '.join(FAIL_OVER_METRICS)} (repeatable)",
+    )
+    rules = fields.add_argument_group(
+        "comparison rules",
+        "How lists are paired, which fields count, and what wrong-shaped ground truth does.",
+    )
+    rules.add_argument(
+        "--list-pairing",
+        choices=LIST_PAIRINGS,
+        help="pair list items as Stickler 1.0 does (stickler: min(m, n) pairs, a pair below "
+        "the match threshold is one FD) or only pairs at or above it (strict: the rest FN + "
+        "FA); default: each list's own 'pairing' in the schema (stickler unless set)",
+    )
+    rules.add_argument(
+        "--discovered",
+        choices=DISCOVERED_POLICIES,
+        default="exclude",
+        help="fields in the data but not in the schema: reported apart (exclude, the default) "
+        "or counted in the overall, class and document figures (include)",
+    )
+    rules.add_argument(
+        "--allow-shape-mismatch",
+        action="store_true",
+        help="ground truth whose shape contradicts the schema (a list where a single value is "
+        "declared, ...) is left out of the figures and counted as invalid_expected, instead "
+        "of stopping with exit 2",
     )
     fields.add_argument(
         "--no-rows",
@@ -278,6 +304,53 @@ def undecided_warning(report: Mapping[str, Any]) -> str | None:
     )
 
 
+def comparison_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``list_pairing``, ``discovered`` and ``shape_mismatch`` from the options."""
+    return {
+        "list_pairing": args.list_pairing,
+        "discovered": args.discovered,
+        "shape_mismatch": "count" if args.allow_shape_mismatch else "error",
+    }
+
+
+def unparsed_warning(report: Mapping[str, Any]) -> str | None:
+    """The stderr line for numeric values that do not read as numbers, or ``None``."""
+    count = int(report["overall"].get("unparsed") or 0)
+    if not count:
+        return None
+    fields = sorted(
+        (
+            entry
+            for entry in (*report["fields"], *report.get("discovered", {}).get("fields", []))
+            if entry.get("unparsed")
+        ),
+        key=lambda entry: -int(entry["unparsed"]),
+    )
+    named = ", ".join(f"{entry['template']} ({entry['unparsed']})" for entry in fields[:3])
+    more = f" and {len(fields) - 3} more fields" if len(fields) > 3 else ""
+    return (
+        f"docevals: warning: {count} value{'s' if count != 1 else ''} of numeric fields "
+        f"{'do' if count != 1 else 'does'} not read as numbers ({named}{more}); such values "
+        "match only a value of identical text"
+    )
+
+
+def invalid_expected_warning(report: Mapping[str, Any]) -> str | None:
+    """The stderr line for documents left out for wrong-shaped ground truth, or ``None``."""
+    invalid = report.get("invalid_expected")
+    if not invalid:
+        return None
+    first = invalid["examples"][0]
+    where = ", ".join(str(part) for part in (first.get("source"), first.get("line")) if part)
+    count = int(invalid["documents"])
+    return (
+        f"docevals: warning: {count} document{'s' if count != 1 else ''} left out of the "
+        f"figures: ground truth of the wrong shape (first: {where + ', ' if where else ''}"
+        f"document {first['id']!r} at {first['path']}: {first['found']} where the schema "
+        f"declares {first['schema']}); counted as invalid_expected"
+    )
+
+
 def _spark_report(
     args: argparse.Namespace, schema: DocumentSchema | None, workers: int
 ) -> dict[str, Any]:
@@ -297,7 +370,12 @@ def _spark_report(
 
     with session_scope(args.spark_master or DEFAULT_MASTER) as session:
         comparison = compare_files_spark(
-            session, args.expected, args.predicted, schema, keep_rows=not args.no_rows
+            session,
+            args.expected,
+            args.predicted,
+            schema,
+            keep_rows=not args.no_rows,
+            **comparison_options(args),
         )
         report = comparison.to_report()
         comparison.unpersist()
@@ -326,6 +404,7 @@ def run(args: argparse.Namespace) -> int:
             expected_only=expected_only,
             predicted_only=predicted_only,
             workers=workers,
+            **comparison_options(args),
         )
         report = batch.to_report()
     # Render everything before writing anything, so a failure leaves old files as they were.
@@ -342,7 +421,12 @@ def run(args: argparse.Namespace) -> int:
     if usage is not None:
         print(usage)
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
-    for warning in (undecided_warning(report), providers.pairing_warning()):
+    for warning in (
+        undecided_warning(report),
+        unparsed_warning(report),
+        invalid_expected_warning(report),
+        providers.pairing_warning(),
+    ):
         if warning is not None:
             print(warning, file=sys.stderr)
     breached = breaches(lambda metric: _overall_value(report, metric), under=under, over=over)

@@ -16,8 +16,8 @@ from docevals_mlflow.cli.common import (
     tracking_wanted,
 )
 from docevals_mlflow.cli.progress import ProgressDisplay
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.reports.markdown import figure_text
 
 if TYPE_CHECKING:
     from docevals_mlflow.tracking.runs import LoggedRun
@@ -135,15 +135,16 @@ def _summary(
     for version in result.versions:
         metrics = version.metrics
         lines.append(
-            f"{version.prompt.run_name}  micro F1 {figure_text(metrics['f1'])}  "
-            f"precision {figure_text(metrics['precision'])}  "
-            f"recall {figure_text(metrics['recall'])}"
+            f"{version.prompt.run_name}  micro F1 {metric_text(metrics['f1'])}  "
+            f"precision {metric_text(metrics['precision'])}  "
+            f"recall {metric_text(metrics['recall'])}"
         )
         # A perfect field is nobody's weakest: listing it would read as a problem.
         weakest = ", ".join(
-            f"{template} {f1:.3f}" for template, f1 in version.weakest_fields() if f1 < 1.0
+            f"{template} {metric_text(f1)}" for template, f1 in version.weakest_fields() if f1 < 1.0
         )
-        lines.append(f"{'':11}weakest fields: {weakest or 'none, every field scored F1 1.000'}")
+        perfect = f"none, every field scored F1 {metric_text(1.0)}"
+        lines.append(f"{'':11}weakest fields: {weakest or perfect}")
     reports = result.reports
     names = ", ".join(f"{version.prompt.run_name}.md" for version in result.versions)
     lines += ["", f"reports: {reports}/ ({names}, and .json)"]

@@ -11,8 +11,8 @@ from docevals_mlflow.cli.annotations import add_run_annotations
 from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.reports.markdown import figure_text
 from docevals_mlflow.split.batch import evaluate_split_batch
 from docevals_mlflow.split.inputs import pair_packets
 from docevals_mlflow.split.report import SplitReport
@@ -77,12 +77,12 @@ def split_summary_line(report: SplitReport) -> str:
     ordered = report.split_accuracy_with_order
     unpaired = report.unpaired
     return (
-        f"packets: {report.packet_count}; page-level accuracy {figure_text(pages.accuracy)} "
+        f"packets: {report.packet_count}; page-level accuracy {metric_text(pages.accuracy)} "
         f"({pages.correct_pages}/{pages.total_pages}); split accuracy without order "
-        f"{figure_text(unordered.accuracy)} ({unordered.correct_sections}/"
-        f"{unordered.total_sections}), with order {figure_text(ordered.accuracy)} "
+        f"{metric_text(unordered.accuracy)} ({unordered.correct_sections}/"
+        f"{unordered.total_sections}), with order {metric_text(ordered.accuracy)} "
         f"({ordered.correct_sections}/{ordered.total_sections}); boundary F1 "
-        f"{figure_text(report.boundaries.f1)}; section F1 {figure_text(report.matching.exact.f1)}; "
+        f"{metric_text(report.boundaries.f1)}; section F1 {metric_text(report.matching.exact.f1)}; "
         f"unpaired: {len(unpaired.expected_only)} expected only, "
         f"{len(unpaired.predicted_only)} predicted only"
     )

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from docevals_mlflow.cli.common import EXIT_BELOW_THRESHOLD, EXIT_OK
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
 
 
@@ -55,13 +56,13 @@ def breaches(
         if value is None:
             lines.append(f"{name} is undefined (required at least {limit:g})")
         elif value < limit:
-            lines.append(f"{name} {value:.4f} is below {limit:g}")
+            lines.append(f"{name} {metric_text(value)} is below {limit:g}")
     for name, limit in (over or {}).items():
         value = value_of(name)
         if value is None:
             lines.append(f"{name} is undefined (required at most {limit:g})")
         elif value > limit:
-            lines.append(f"{name} {value:.4f} is above {limit:g}")
+            lines.append(f"{name} {metric_text(value)} is above {limit:g}")
     return lines
 
 

@@ -22,10 +22,8 @@ from docevals_mlflow.compare.text import (
     effect_figures,
     headline_text,
     interval,
-    number,
-    p_text,
-    signed,
 )
+from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
 from docevals_mlflow.reports.html import (
     Page,
     axis_labels,
@@ -89,10 +87,11 @@ def forest_figure(pair: PairComparison, confidence: float) -> go.Figure:
                 },
                 hovertext=[
                     html.escape(
-                        f"{row['unit']} ({row['metric']}): {number(row['baseline'])} → "
-                        f"{number(row['candidate'])}, Δ {signed(row['delta'])} "
-                        f"{interval(row['ci_low'], row['ci_high'])}, p {p_text(row['p_value'])}, "
-                        f"Holm p {p_text(row['p_adjusted'])}"
+                        f"{row['unit']} ({row['metric']}): {metric_text(row['baseline'])} → "
+                        f"{metric_text(row['candidate'])}, Δ {signed_text(row['delta'])} "
+                        f"{interval(row['ci_low'], row['ci_high'])}, "
+                        f"p {p_value_text(row['p_value'])}, "
+                        f"Holm p {p_value_text(row['p_adjusted'])}"
                     )
                     for _, row in part.iterrows()
                 ],
@@ -279,12 +278,12 @@ def _judges_html(pair: PairComparison) -> str:
             [
                 str(row["metric"] or ""),
                 str(row["member"]),
-                number(row["baseline_pass_rate"]),
-                number(row["candidate_pass_rate"]),
-                signed(row["delta"]),
+                metric_text(row["baseline_pass_rate"]),
+                metric_text(row["candidate_pass_rate"]),
+                signed_text(row["delta"]),
                 str(row["votes_matched"]),
                 str(row["votes_changed"]),
-                number(row["kappa"], 3),
+                metric_text(row["kappa"]),
             ]
             for _, row in judges.iterrows()
         ),

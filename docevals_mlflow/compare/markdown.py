@@ -14,11 +14,9 @@ from docevals_mlflow.compare.text import (
     headline_text,
     interval,
     metric_label,
-    number,
-    p_text,
     short,
-    signed,
 )
+from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
 from docevals_mlflow.reports.markdown import table
 
 if TYPE_CHECKING:
@@ -157,7 +155,7 @@ def effects_markdown(pair: PairComparison, confidence: float) -> list[str]:
             _effect_rows(frame),
         )
         details = [
-            f"{row['unit']}: {row['detail']}, κ between runs {number(row['kappa'], 3)}"
+            f"{row['unit']}: {row['detail']}, κ between runs {metric_text(row['kappa'])}"
             for _, row in frame.iterrows()
             if row["detail"]
         ]
@@ -215,12 +213,12 @@ def judges_markdown(pair: PairComparison) -> list[str]:
                     row["metric"] or "",
                     row["member"],
                     row["candidate_model"] or row["baseline_model"] or "",
-                    number(row["baseline_pass_rate"]),
-                    number(row["candidate_pass_rate"]),
-                    signed(row["delta"]),
+                    metric_text(row["baseline_pass_rate"]),
+                    metric_text(row["candidate_pass_rate"]),
+                    signed_text(row["delta"]),
                     row["votes_matched"],
                     row["votes_changed"],
-                    number(row["kappa"], 3),
+                    metric_text(row["kappa"]),
                 )
                 for _, row in judges.iterrows()
             ),
@@ -234,9 +232,9 @@ def judges_markdown(pair: PairComparison) -> list[str]:
                 (
                     row["subject"],
                     row["statistic"],
-                    number(row["baseline"]),
-                    number(row["candidate"]),
-                    signed(row["delta"]),
+                    metric_text(row["baseline"]),
+                    metric_text(row["candidate"]),
+                    signed_text(row["delta"]),
                 )
                 for _, row in panels.iterrows()
             ),
@@ -250,7 +248,7 @@ def _figure(value: Any, statistic: str, *, delta: bool = False) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "n/a"
         return f"{float(value):+,.0f}" if delta else f"{float(value):,.0f}"
-    return signed(value) if delta else number(value)
+    return signed_text(value) if delta else metric_text(value)
 
 
 def moved_metrics_markdown(pair: PairComparison) -> list[str]:
@@ -322,11 +320,11 @@ def _leaderboard_lines(comparison: Comparison) -> list[str]:
             (
                 row["rank"],
                 f"{row['run']} (baseline)" if row["role"] == "baseline" else row["run"],
-                number(row["value"]),
+                metric_text(row["value"]),
                 interval(row["ci_low"], row["ci_high"]).replace("+", ""),
-                signed(row["delta"]),
+                signed_text(row["delta"]),
                 interval(row["delta_ci_low"], row["delta_ci_high"]),
-                p_text(row["p_adjusted"]),
+                p_value_text(row["p_adjusted"]),
                 RESULT_TEXT.get(row["direction"], ""),
             )
             for _, row in board.iterrows()

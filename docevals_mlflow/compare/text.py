@@ -1,12 +1,19 @@
 """Plain-text pieces shared by the Markdown, HTML and terminal renderings of a
-comparison: number formats, the headline of a candidate, the summary lines."""
+comparison: intervals, the headline of a candidate, the summary lines (figures are
+formatted by :mod:`docevals_mlflow.core.formatting`)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.compare.changes import Changes
+from docevals_mlflow.core.formatting import (
+    METRIC_DIGITS,
+    defined_number,
+    metric_text,
+    p_value_text,
+    signed_text,
+)
 
 if TYPE_CHECKING:
     from docevals_mlflow.compare.results import Comparison, PairComparison
@@ -15,41 +22,22 @@ MAX_VALUE_CHARS = 80
 RESULT_TEXT = {"improvement": "▲ improvement", "regression": "▼ regression", "none": "–"}
 
 
-def _undefined(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def number(value: Any, digits: int = 4) -> str:
-    """A figure, or ``n/a`` when undefined."""
-    return "n/a" if _undefined(value) else f"{float(value):.{digits}f}"
-
-
-def signed(value: Any, digits: int = 4) -> str:
-    """A difference with its sign (``+0.0516``)."""
-    return "n/a" if _undefined(value) else f"{float(value):+.{digits}f}"
-
-
-def interval(low: Any, high: Any, digits: int = 4) -> str:
+def interval(low: Any, high: Any, digits: int = METRIC_DIGITS) -> str:
     """``[low, high]`` with signs, or ``n/a``."""
-    if _undefined(low) or _undefined(high):
+    if defined_number(low) is None or defined_number(high) is None:
         return "n/a"
-    return f"[{float(low):+.{digits}f}, {float(high):+.{digits}f}]"
-
-
-def p_text(value: Any) -> str:
-    """A p-value with three significant digits."""
-    return "n/a" if _undefined(value) else f"{float(value):.3g}"
+    return f"[{signed_text(low, digits)}, {signed_text(high, digits)}]"
 
 
 def effect_figures(row: Any) -> list[str]:
     """An effect row's baseline, candidate, delta, interval, p and Holm p, as text."""
     return [
-        number(row["baseline"]),
-        number(row["candidate"]),
-        signed(row["delta"]),
+        metric_text(row["baseline"]),
+        metric_text(row["candidate"]),
+        signed_text(row["delta"]),
         interval(row["ci_low"], row["ci_high"]),
-        p_text(row["p_value"]),
-        p_text(row["p_adjusted"]),
+        p_value_text(row["p_value"]),
+        p_value_text(row["p_adjusted"]),
     ]
 
 
@@ -80,16 +68,17 @@ def headline_text(pair: PairComparison, confidence: float = 0.95) -> str:
     if not effect:
         return "no overall figure"
     return (
-        f"{metric_label(effect['metric'])} {number(effect['baseline'])} → "
-        f"{number(effect['candidate'])} ({signed(effect['delta'])}, {confidence:.0%} CI "
-        f"{interval(effect['ci_low'], effect['ci_high'])}, Holm p {p_text(effect['p_adjusted'])})"
+        f"{metric_label(effect['metric'])} {metric_text(effect['baseline'])} → "
+        f"{metric_text(effect['candidate'])} ({signed_text(effect['delta'])}, "
+        f"{confidence:.0%} CI {interval(effect['ci_low'], effect['ci_high'])}, "
+        f"Holm p {p_value_text(effect['p_adjusted'])})"
         f": {RESULT_TEXT[effect['direction']]}"
     )
 
 
 def _listing(frame: Any, limit: int = 5) -> str:
     items = [
-        f"{row['family']} {row['unit']} {signed(row['delta'])}"
+        f"{row['family']} {row['unit']} {signed_text(row['delta'])}"
         for _, row in frame.head(limit).iterrows()
     ]
     more = len(frame) - limit
@@ -129,7 +118,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
         lines.append(
             "leaderboard: "
             + ", ".join(
-                f"{row['rank']}. {row['run']} {number(row['value'])}"
+                f"{row['rank']}. {row['run']} {metric_text(row['value'])}"
                 for _, row in comparison.leaderboard.iterrows()
             )
         )

@@ -13,7 +13,14 @@ from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
 from docevals_mlflow.fields.counts import Counts, ItemCounts
 from docevals_mlflow.fields.methods import ProviderFactory
-from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.schema import DocumentSchema, ListPairing
+from docevals_mlflow.fields.shapes import (
+    MAX_INVALID_EXAMPLES,
+    DiscoveredPolicy,
+    ShapeMismatchPolicy,
+    invalid_example,
+    shape_mismatch_error,
+)
 
 MAX_UNDECIDED_REASONS = 10
 """Distinct reasons for undecided comparisons kept for a batch."""
@@ -61,6 +68,11 @@ class DocumentPair:
     document_class: str | None = None
     confidence: Mapping[str, float] | None = None
     explainability_info: Any = None
+    source: str | None = field(default=None, compare=False)
+    """The expected input the document came from, for messages (not part of what
+    the pair is)."""
+    place: str | None = field(default=None, compare=False)
+    """Where in it (``line N``, ``row N``, a file name)."""
 
 
 def as_pair(item: Any, index: int) -> DocumentPair:
@@ -97,6 +109,8 @@ class FieldAggregate:
     counts: Counts = field(default_factory=Counts)
     undecided: int = 0
     """Comparisons a provider failed to decide (inside ``counts`` as FD)."""
+    unparsed: int = 0
+    """Values of a numeric field that do not read as numbers."""
 
 
 @dataclass(slots=True)
@@ -157,6 +171,19 @@ class BatchComparison:
     FD, the worst case, so every metric is a lower bound while this is above zero."""
     undecided_reasons: list[str] = field(default_factory=list)
     """Why, once per distinct reason (at most :data:`MAX_UNDECIDED_REASONS`)."""
+    list_infos: dict[str, FieldInfo] = field(default_factory=dict)
+    unparsed: int = 0
+    """Values of numeric fields that do not read as numbers (either side)."""
+    discovered_fields: dict[tuple[str, str], FieldAggregate] = field(default_factory=dict)
+    """Fields found in the data but not in the schema, when they are not part of the
+    headline figures (``discovered="exclude"``)."""
+    discovered_counts: Counts = field(default_factory=Counts)
+    invalid_documents: int = 0
+    """Documents whose ground truth contradicts the schema's shape, not scored."""
+    invalid_examples: list[dict[str, Any]] = field(default_factory=list)
+    """The first :data:`MAX_INVALID_EXAMPLES` of them (see :func:`invalid_example`)."""
+    settings: dict[str, str] = field(default_factory=dict)
+    """How the comparison was run: ``list_pairing``, ``discovered``, ``shape_mismatch``."""
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -184,6 +211,11 @@ class BatchComparison:
 
     def add(self, document: DocumentComparison, *, keep_rows: bool = True) -> None:
         """Fold one document's cells into every aggregate."""
+        if document.invalid:
+            self.invalid_documents += 1
+            if len(self.invalid_examples) < MAX_INVALID_EXAMPLES:
+                self.invalid_examples.append(invalid_example(document))
+            return
         aggregate = self.classes.get(document.document_class)
         if aggregate is None:
             aggregate = self.classes[document.document_class] = ClassAggregate(
@@ -191,14 +223,18 @@ class BatchComparison:
             )
         total = [0, 0, 0, 0, 0]
         batch_fields, class_fields, infos = self.fields, aggregate.fields, document.fields
+        include_discovered = document.include_discovered
         for template, cells in document.cells.items():
+            info = infos[template]
+            if info.discovered and not include_discovered:
+                self._add_discovered(info, cells)
+                continue
             tp, fa, fd, fn, tn = cells
             total[0] += tp
             total[1] += fa
             total[2] += fd
             total[3] += fn
             total[4] += tn
-            info = infos[template]
             entry = batch_fields.get((template, info.label))
             if entry is None:
                 entry = batch_fields[template, info.label] = FieldAggregate(info)
@@ -222,14 +258,16 @@ class BatchComparison:
             aggregate.f1_documents += 1
         if document.undecided:
             self._add_undecided(document, aggregate)
+        if document.unparsed:
+            self._add_unparsed(document, aggregate)
         for template, cells in document.items.items():
             entry_items = self.lists.get(template)
             if entry_items is None:
                 entry_items = self.lists[template] = ItemCounts()
-                self.list_labels[template] = infos[template].label
-            entry_items.matched += cells[0]
-            entry_items.missed += cells[1]
-            entry_items.extra += cells[2]
+                info = infos[template]
+                self.list_labels[template] = info.label
+                self.list_infos[template] = info
+            entry_items.add_list(cells)
         if keep_rows:
             self.documents.append(document)
         else:
@@ -239,12 +277,37 @@ class BatchComparison:
                 )
             )
 
+    def _add_discovered(self, info: FieldInfo, cells: list[int]) -> None:
+        entry = self.discovered_fields.get((info.template, info.label))
+        if entry is None:
+            entry = self.discovered_fields[info.template, info.label] = FieldAggregate(info)
+        entry.counts.add_list(cells)
+        self.discovered_counts.add_list(cells)
+
+    def _field_entry(
+        self, document: DocumentComparison, aggregate: ClassAggregate, template: str
+    ) -> tuple[FieldAggregate, FieldAggregate | None]:
+        """The batch's and the class's aggregate of a template of ``document``."""
+        info = document.fields[template]
+        if info.discovered and not document.include_discovered:
+            return self.discovered_fields[template, info.label], None
+        return self.fields[template, info.label], aggregate.fields[template]
+
+    def _add_unparsed(self, document: DocumentComparison, aggregate: ClassAggregate) -> None:
+        for template, count in document.unparsed.items():
+            batch_entry, class_entry = self._field_entry(document, aggregate, template)
+            batch_entry.unparsed += count
+            if class_entry is not None:
+                class_entry.unparsed += count
+            self.unparsed += count
+
     def _add_undecided(self, document: DocumentComparison, aggregate: ClassAggregate) -> None:
         for template, count in document.undecided.items():
-            label = document.fields[template].label
-            self.fields[template, label].undecided += count
-            aggregate.fields[template].undecided += count
-            aggregate.undecided += count
+            batch_entry, class_entry = self._field_entry(document, aggregate, template)
+            batch_entry.undecided += count
+            if class_entry is not None:
+                class_entry.undecided += count
+                aggregate.undecided += count
             self.undecided += count
         self._add_reasons(document.undecided_reasons)
 
@@ -281,7 +344,14 @@ class BatchComparison:
             if entry_items is None:
                 entry_items = self.lists[template] = ItemCounts()
                 self.list_labels[template] = other.list_labels[template]
+                self.list_infos[template] = other.list_infos[template]
             entry_items.add(items)
+        _merge_fields(self.discovered_fields, other.discovered_fields)
+        self.discovered_counts.add(other.discovered_counts)
+        self.unparsed += other.unparsed
+        self.invalid_documents += other.invalid_documents
+        room = MAX_INVALID_EXAMPLES - len(self.invalid_examples)
+        self.invalid_examples.extend(other.invalid_examples[: max(0, room)])
         self.documents.extend(other.documents)
         merge_f1(self.f1_parts, other.f1_parts)
         self.f1_documents += other.f1_documents
@@ -302,6 +372,7 @@ def _merge_fields(mine: dict[Any, FieldAggregate], theirs: dict[Any, FieldAggreg
             aggregate = mine[key] = FieldAggregate(entry.info)
         aggregate.counts.add(entry.counts)
         aggregate.undecided += entry.undecided
+        aggregate.unparsed += entry.unparsed
 
 
 RowsSink = Callable[[DocumentComparison], None]
@@ -350,7 +421,9 @@ def fold_chunk(
                 for pair in chunk
             ]
         )
-        for document in documents:
+        for pair, document in zip(chunk, documents, strict=True):
+            if document.invalid:
+                document.source, document.place = pair.source, pair.place
             batch.add(document, keep_rows=keep_rows)
     return documents
 
@@ -366,6 +439,9 @@ def compare_documents(
     predicted_only: Iterable[str] = (),
     chunk_size: int = 256,
     workers: int = 1,
+    list_pairing: ListPairing | None = None,
+    discovered: DiscoveredPolicy = "exclude",
+    shape_mismatch: ShapeMismatchPolicy = "error",
 ) -> BatchComparison:
     """Compare a stream of documents; memory stays bounded when rows are not kept.
 
@@ -382,11 +458,20 @@ def compare_documents(
     gives exactly the same batch, report and errors as ``workers=1``; see
     :mod:`docevals_mlflow.fields.parallel`. Schemas with SEMANTIC or LLM fields
     need ``workers=1`` (their provider requests already run concurrently).
+
+    ``list_pairing``, ``discovered`` and ``shape_mismatch`` are
+    :class:`~docevals_mlflow.fields.compare.FieldComparer`'s. With
+    ``shape_mismatch="error"`` every document is still compared first, so that the
+    :class:`~docevals_mlflow.errors.ShapeMismatchError` raised at the end says how
+    many documents have ground truth of the wrong shape.
     """
     comparer = FieldComparer(
         schema if schema is not None else DocumentSchema(schema_id="inferred"),
         providers=providers,
         keep_rows=keep_rows or rows_sink is not None,
+        list_pairing=list_pairing,
+        discovered=discovered,
+        shape_mismatch=shape_mismatch,
     )
     batch = BatchComparison(
         schema_id=comparer.schema.schema_id,
@@ -394,6 +479,7 @@ def compare_documents(
         schema_sha256=comparer.schema.sha256,
         expected_only=list(expected_only),
         predicted_only=list(predicted_only),
+        settings=comparison_settings(list_pairing, discovered, shape_mismatch),
     )
     chunks = document_chunks(pairs, chunk_size)
     if workers != 1:
@@ -403,10 +489,29 @@ def compare_documents(
         compare_in_processes(
             comparer, batch, chunks, workers=workers, keep_rows=keep_rows, rows_sink=rows_sink
         )
-        return batch
-    for chunk in chunks:
-        documents = fold_chunk(comparer, batch, chunk, keep_rows)
-        if rows_sink is not None:
-            for document in documents:
-                rows_sink(document)
+    else:
+        for chunk in chunks:
+            documents = fold_chunk(comparer, batch, chunk, keep_rows)
+            if rows_sink is not None:
+                for document in documents:
+                    rows_sink(document)
+    check_shapes(batch, shape_mismatch)
     return batch
+
+
+def comparison_settings(
+    list_pairing: ListPairing | None, discovered: str, shape_mismatch: str
+) -> dict[str, str]:
+    """The settings a report records (``list_pairing`` ``schema`` when each list keeps
+    its own)."""
+    return {
+        "list_pairing": list_pairing or "schema",
+        "discovered": discovered,
+        "shape_mismatch": shape_mismatch,
+    }
+
+
+def check_shapes(batch: BatchComparison, shape_mismatch: str) -> None:
+    """Raise for wrong-shaped ground truth found in ``batch`` unless it is counted."""
+    if batch.invalid_documents and shape_mismatch == "error":
+        raise shape_mismatch_error(batch.invalid_examples[0], batch.invalid_documents)

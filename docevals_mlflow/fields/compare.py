@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import DocEvalsError
 from docevals_mlflow.fields.compiler import SchemaCompiler
 from docevals_mlflow.fields.confidence import confidence_map
 from docevals_mlflow.fields.counts import Counts, ItemCounts
+from docevals_mlflow.fields.deferred import resolve_deferred
 from docevals_mlflow.fields.leaves import ScalarNode, expand_row
 from docevals_mlflow.fields.lists import ArrayNode
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.objects import ObjectNode
-from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.fields.state import ROW_FIELDS, Deferred, DocumentState, Row, Walk
+from docevals_mlflow.fields.schema import DocumentSchema, ListPairing
+from docevals_mlflow.fields.shapes import (
+    DiscoveredPolicy,
+    ShapeMismatchPolicy,
+    invalid_example,
+    shape_mismatch_error,
+)
+from docevals_mlflow.fields.state import (
+    ROW_FIELDS,
+    DocumentState,
+    Row,
+    ShapeViolation,
+    Walk,
+)
 from docevals_mlflow.fields.walks import run_walk, run_walks
+
+if TYPE_CHECKING:
+    from docevals_mlflow.fields.processes import ComparerKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +58,7 @@ def field_info(node: ScalarNode | ArrayNode) -> FieldInfo:
         return cached[1]
     if isinstance(node, ArrayNode):
         info = FieldInfo(
-            node.template, "HUNGARIAN", node.label, node.match_threshold, False, "list"
+            node.template, "HUNGARIAN", node.label, node.match_threshold, node.discovered, "list"
         )
     else:
         info = FieldInfo(
@@ -73,13 +88,38 @@ class DocumentComparison:
     (the worst case), so every metric is a lower bound until they are decided."""
     undecided_reasons: list[str] = field(default_factory=list)
     """Why they were not decided, once per distinct reason."""
+    unparsed: dict[str, int] = field(default_factory=dict)
+    """Per numeric template, values that do not read as numbers."""
+    invalid: list[ShapeViolation] = field(default_factory=list)
+    """Where the ground truth contradicts the schema's shape. Such a document is not
+    scored: its cells are empty (see ``FieldComparer(shape_mismatch=...)``)."""
+    include_discovered: bool = True
+    """Whether cells of discovered fields (not in the schema) count in the document's
+    figures; they are reported apart when not."""
+    source: str | None = None
+    """The expected input this document came from, when known (for messages)."""
+    place: str | None = None
+    """Where in it: ``line N``, ``row N`` or a file name."""
 
     @property
     def counts(self) -> Counts:
-        """The document's cells: the sum over its field templates."""
+        """The document's cells: the sum over its field templates (discovered ones
+        only when they are included)."""
         total = Counts()
-        for cells in self.cells.values():
-            total.add_list(cells)
+        fields = self.fields
+        for template, cells in self.cells.items():
+            if self.include_discovered or not fields[template].discovered:
+                total.add_list(cells)
+        return total
+
+    @property
+    def discovered_counts(self) -> Counts:
+        """The cells of the discovered fields (whether or not they are included)."""
+        total = Counts()
+        fields = self.fields
+        for template, cells in self.cells.items():
+            if fields[template].discovered:
+                total.add_list(cells)
         return total
 
     @property
@@ -92,7 +132,7 @@ class DocumentComparison:
         return {template: Counts.from_list(cells) for template, cells in self.cells.items()}
 
     def item_counts(self) -> dict[str, ItemCounts]:
-        """Matched / missed / extra items per list template."""
+        """Matched / weak / missed / extra items and empty lists per list template."""
         return {template: ItemCounts(*cells) for template, cells in self.items.items()}
 
     def row_dicts(self) -> list[dict[str, Any]]:
@@ -125,6 +165,16 @@ class FieldComparer:
     document is read. Documents of a class the schema does not configure are compared
     with inferred rules (strings FUZZY 0.85, numbers NUMERIC_EXACT 0.01, booleans
     EXACT).
+
+    ``list_pairing`` overrides every list's ``pairing`` (``stickler`` or ``strict``).
+    ``discovered``: whether fields found in the data but not in the schema count in
+    the document figures (``include``) or are reported apart (``exclude``, the
+    default; in a class the schema does not configure every field counts).
+    ``shape_mismatch``: ground truth whose shape contradicts the schema (a list where
+    a single value is declared, ...) raises
+    :class:`~docevals_mlflow.errors.ShapeMismatchError` (``error``, the default) or
+    leaves the document unscored, the places listed in ``DocumentComparison.invalid``
+    (``count``).
     """
 
     def __init__(
@@ -133,15 +183,33 @@ class FieldComparer:
         *,
         providers: Mapping[str, ProviderFactory] | None = None,
         keep_rows: bool = True,
+        list_pairing: ListPairing | None = None,
+        discovered: DiscoveredPolicy = "exclude",
+        shape_mismatch: ShapeMismatchPolicy = "error",
     ) -> None:
         self.schema = schema
         self.keep_rows = keep_rows
-        self._compiler = SchemaCompiler(providers)
+        self.list_pairing = list_pairing
+        self.discovered = discovered
+        self.shape_mismatch = shape_mismatch
+        self._compiler = SchemaCompiler(providers, list_pairing=list_pairing)
         self._roots: dict[str | None, ObjectNode] = {
             schema_class.name: self._compiler.compile_class(schema_class)
             for schema_class in schema.classes
         }
         self._inferred: dict[str | None, ObjectNode] = {}
+
+    @property
+    def key(self) -> ComparerKey:
+        """What decides this comparer's results: the schema's fingerprint, whether rows
+        are kept, and the three settings (a helper process rebuilds it from this)."""
+        return (
+            self.schema.sha256,
+            self.keep_rows,
+            self.list_pairing,
+            self.discovered,
+            self.shape_mismatch,
+        )
 
     def _root(self, document_class: str | None) -> tuple[ObjectNode, str | None, bool]:
         schema_class = self.schema.class_schema(document_class)
@@ -173,12 +241,18 @@ class FieldComparer:
         )
         run_walk(walk)
         resolve_deferred([state])
-        return finish()
+        result = finish()
+        if result.invalid and self.shape_mismatch == "error":
+            raise shape_mismatch_error(invalid_example(result), 1)
+        return result
 
     def compare_many(self, documents: Sequence[DocumentInput]) -> list[DocumentComparison]:
         """Compare several documents together, vectorising list pairing across them.
 
-        Gives exactly the same results as calling :meth:`compare` on each.
+        Gives exactly the same results as calling :meth:`compare` on each, except
+        that a document whose ground truth has the wrong shape is returned unscored
+        (with ``invalid`` set) rather than raised: the caller decides, once it knows
+        how many there are.
         """
         started = [self.start(*document[:2], **document[2]) for document in documents]
         run_walks([walk for walk, _, _ in started])
@@ -223,6 +297,19 @@ class FieldComparer:
         class_name: str | None,
         configured: bool,
     ) -> DocumentComparison:
+        if state.violations:
+            # Wrong-shaped ground truth would blame the model for the data: nothing
+            # of this document is scored.
+            return DocumentComparison(
+                id=document_id,
+                document_class=class_name,
+                configured=configured,
+                cells={},
+                items={},
+                fields={},
+                rows=[] if self.keep_rows else None,
+                invalid=state.violations,
+            )
         return DocumentComparison(
             id=document_id,
             document_class=class_name,
@@ -233,6 +320,8 @@ class FieldComparer:
             rows=state.rows if self.keep_rows else None,
             undecided=state.undecided,
             undecided_reasons=state.undecided_reasons,
+            unparsed=state.unparsed,
+            include_discovered=self.discovered == "include" or not configured,
         )
 
 
@@ -242,48 +331,6 @@ def _naming_document(walk: Walk, document_id: str) -> Walk:
         return (yield from walk)
     except DocEvalsError as exc:
         raise exc.located(record=document_id) from None
-
-
-def resolve_deferred(states: Sequence[DocumentState]) -> None:
-    """Decide the comparisons that wait for a provider (SEMANTIC, LLM).
-
-    Per comparator, every text of every document is offered to ``prefetch`` first
-    (one batch of embeddings for the whole chunk), then each document's pairs go to
-    ``score_pairs`` together (one request per document, never one per pair). A failed
-    batch leaves its pairs undecided: counted as FD (the worst case: no metric can
-    look better than it is), with the reason in the row, and counted per template in
-    ``state.undecided`` so that reports say how many comparisons were not decided.
-    """
-    groups: dict[int, tuple[Any, list[tuple[DocumentState, list[Deferred]]]]] = {}
-    for state in states:
-        by_comparator: dict[int, list[Deferred]] = {}
-        for item in state.deferred:
-            by_comparator.setdefault(id(item[0].comparator), []).append(item)
-        for key, items in by_comparator.items():
-            groups.setdefault(key, (items[0][0].comparator, []))[1].append((state, items))
-        state.deferred = []
-    for comparator, entries in groups.values():
-        prefetch = getattr(comparator, "prefetch", None)
-        if prefetch is not None:
-            # A failed prefetch is not reported here: each document's own call fails
-            # the same way and says so in its rows.
-            with contextlib.suppress(Exception):
-                prefetch([key for _, items in entries for item in items for key in item[3:5]])
-        for state, items in entries:
-            try:
-                scores = comparator.score_pairs([(item[3], item[4]) for item in items])
-            except Exception as exc:  # a provider failure never aborts the batch
-                reason = f"not decided: {type(exc).__name__}: {exc}"
-                if reason not in state.undecided_reasons:
-                    state.undecided_reasons.append(reason)
-                for node, expected, predicted, _, _, path, ppath in items:
-                    node.emit(state, path, ppath, expected, predicted, None, "FD", reason)
-                    state.undecided[node.template] = state.undecided.get(node.template, 0) + 1
-                continue
-            for (node, expected, predicted, left, right, path, ppath), score in zip(
-                items, scores, strict=True
-            ):
-                node.settle_scored(expected, predicted, left, right, score, path, ppath, state)
 
 
 DocumentInput = tuple[Any, Any, dict[str, Any]]

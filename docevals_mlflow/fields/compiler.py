@@ -10,7 +10,7 @@ from docevals_mlflow.fields.leaves import DISCOVERED_NOTE, ScalarNode
 from docevals_mlflow.fields.lists import ArrayNode
 from docevals_mlflow.fields.methods import ProviderFactory, make_comparator
 from docevals_mlflow.fields.objects import ObjectNode
-from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
+from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec, ListPairing
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.state import Node
@@ -19,8 +19,15 @@ if TYPE_CHECKING:
 class SchemaCompiler:
     """Turns field specs into nodes, building comparators once."""
 
-    def __init__(self, providers: Mapping[str, ProviderFactory] | None = None) -> None:
+    def __init__(
+        self,
+        providers: Mapping[str, ProviderFactory] | None = None,
+        *,
+        list_pairing: ListPairing | None = None,
+    ) -> None:
         self.providers = providers
+        self.list_pairing = list_pairing
+        """Overrides every list's own ``pairing`` when set (``--list-pairing``)."""
 
     def compile(
         self,
@@ -41,12 +48,25 @@ class SchemaCompiler:
                 )
                 for key, child in spec.fields.items()
             }
-            return ObjectNode(template, children, self, inferred_class=inferred_class)
+            return ObjectNode(
+                template,
+                children,
+                self,
+                inferred_class=inferred_class,
+                configured=not (discovered or inferred_class),
+            )
         if spec.items is not None:
             item = self.compile(
                 spec.items, template + "[]", discovered=discovered, inferred_class=inferred_class
             )
-            node = ArrayNode(template, item, spec.match_threshold)
+            node = ArrayNode(
+                template,
+                item,
+                spec.match_threshold,
+                self.list_pairing or spec.pairing,
+                configured=not (discovered or inferred_class),
+                discovered=discovered,
+            )
             if isinstance(item, ScalarNode):
                 # Rows of a list of scalars carry the list's method label.
                 item.label = node.label
@@ -60,6 +80,7 @@ class SchemaCompiler:
             spec.effective_threshold,
             discovered=discovered,
             weight=spec.weight,
+            configured=not (discovered or inferred_class),
         )
 
     def compile_class(self, schema_class: ClassSchema | None) -> ObjectNode:

@@ -79,20 +79,72 @@ class Counts:
         return {"tp": self.tp, "fa": self.fa, "fd": self.fd, "fn": self.fn, "tn": self.tn}
 
 
+ITEM_FIELDS = ("matched", "weak", "missed", "extra", "empty", "invented")
+"""Item-level counts of a list, in the order the engine keeps them."""
+
+
 @dataclass(slots=True)
 class ItemCounts:
-    """List items: paired, expected but unpaired (missed), predicted but unpaired (extra)."""
+    """List items, counted as Stickler 1.0 counts a list field's ``overall``.
+
+    ``matched`` pairs reach the list's match threshold (TP); ``weak`` pairs were
+    paired by the assignment but fall below it (FD; only with ``pairing: stickler``);
+    ``missed`` expected and ``extra`` predicted items were left unpaired (FN, FA);
+    ``empty`` counts list instances empty on both sides (one TN each). ``invented``
+    counts list instances expected empty where the prediction has items: with
+    ``empty`` it gives the list's false alarm rate.
+    """
 
     matched: int = 0
+    weak: int = 0
     missed: int = 0
     extra: int = 0
+    empty: int = 0
+    invented: int = 0
+
+    @classmethod
+    def from_list(cls, cells: list[int]) -> ItemCounts:
+        """From ``[matched, weak, missed, extra, empty, invented]``."""
+        return cls(*cells)
 
     def add(self, other: ItemCounts) -> None:
         """Add another set of item counts into this one."""
         self.matched += other.matched
+        self.weak += other.weak
         self.missed += other.missed
         self.extra += other.extra
+        self.empty += other.empty
+        self.invented += other.invented
+
+    def add_list(self, cells: list[int]) -> None:
+        """Add ``[matched, weak, missed, extra, empty, invented]``."""
+        self.matched += cells[0]
+        self.weak += cells[1]
+        self.missed += cells[2]
+        self.extra += cells[3]
+        self.empty += cells[4]
+        self.invented += cells[5]
+
+    @property
+    def cells(self) -> Counts:
+        """Item-level cells: TP matched, FA extra, FD weak, FN missed, TN empty."""
+        return Counts(self.matched, self.extra, self.weak, self.missed, self.empty)
+
+    def metrics(self) -> dict[str, float | None]:
+        """Item-level metrics. ``far`` is the share of list instances expected empty
+        in which the prediction invented items (not extra items over empty lists,
+        which would divide items by lists)."""
+        metrics = self.cells.metrics()
+        metrics["far"] = _ratio(self.invented, self.invented + self.empty)
+        return metrics
 
     def as_dict(self) -> dict[str, int]:
-        """``{"matched": .., "missed": .., "extra": ..}``."""
-        return {"matched": self.matched, "missed": self.missed, "extra": self.extra}
+        """The six counts by name (see :data:`ITEM_FIELDS`)."""
+        return {
+            "matched": self.matched,
+            "weak": self.weak,
+            "missed": self.missed,
+            "extra": self.extra,
+            "empty": self.empty,
+            "invented": self.invented,
+        }

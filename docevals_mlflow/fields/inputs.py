@@ -423,6 +423,8 @@ def _pair(record: DocumentRecord, partner: DocumentRecord) -> DocumentPair:
         ),
         confidence=partner.confidence,
         explainability_info=partner.explainability_info,
+        source=record.source,
+        place=record.place,
     )
 
 

@@ -10,8 +10,10 @@ from docevals_mlflow.fields.state import CELL, DocumentState, Row, WrongType
 
 DISCOVERED_NOTE = "[Discovered: not in the schema; compared with {label}]"
 _TEXT_IDENTITY_METHODS = frozenset(
-    {"EXACT", "NORMALIZED", "FUZZY", "LEVENSHTEIN", "DATE", "SEMANTIC", "LLM"}
+    {"EXACT", "NORMALIZED", "NUMERIC_EXACT", "FUZZY", "LEVENSHTEIN", "DATE", "SEMANTIC", "LLM"}
 )
+"""Methods under which two identical non-blank texts are a match without asking the
+comparator (every method: ``"RM7.42"`` is ``"RM7.42"`` whatever a parser makes of it)."""
 
 
 class ScalarNode:
@@ -19,11 +21,13 @@ class ScalarNode:
 
     __slots__ = (
         "comparator",
+        "configured",
         "deferred",
         "discovered",
         "label",
         "method",
         "note",
+        "readable",
         "template",
         "text_identity",
         "threshold",
@@ -39,8 +43,11 @@ class ScalarNode:
         discovered: bool = False,
         label: str | None = None,
         weight: float = 1.0,
+        configured: bool = True,
     ) -> None:
         self.template = template
+        self.configured = configured
+        """From the schema: an expected object or list here is an input error."""
         self.weight = weight
         self.comparator = comparator
         self.method = comparator.method
@@ -51,7 +58,9 @@ class ScalarNode:
         self.text_identity = self.method in _TEXT_IDENTITY_METHODS
         self.deferred = bool(getattr(comparator, "deferred", False))
         """Scores come from a provider: collected and decided in one batch."""
-        """Identical non-blank texts always match (not so for numbers: "abc" is no number)."""
+        self.readable = getattr(comparator, "readable", None)
+        """For numeric fields: whether a value reads as a number (others are counted
+        per field as ``unparsed``)."""
 
     def emit(
         self,
@@ -134,6 +143,15 @@ class ScalarNode:
         outcome = "TP" if score >= self.comparator.threshold else "FD"
         self.emit(state, path, ppath, expected, predicted, score, outcome, None)
 
+    def count_unparsed(self, state: DocumentState, *values: Any) -> None:
+        """Count the values a numeric field cannot read as numbers."""
+        readable = self.readable
+        if readable is None:
+            return
+        unread = sum(1 for value in values if not is_empty(value) and not readable(value))
+        if unread:
+            state.unparsed[self.template] = state.unparsed.get(self.template, 0) + unread
+
     def compare(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
     ) -> None:
@@ -143,9 +161,16 @@ class ScalarNode:
             and self.text_identity
             and expected.strip()
         ):
-            # Identical text scores 1 under every text method; skip preparing it.
+            # Identical text scores 1 under every method; skip preparing it.
+            if self.readable is not None:
+                self.count_unparsed(state, expected, predicted)
             self.emit(state, path, ppath, expected, predicted, 1.0, "TP", None)
             return
+        if self.configured and (type(expected) is dict or type(expected) is list) and expected:
+            state.violation(path, "a single value", expected)
+            return
+        if self.readable is not None:
+            self.count_unparsed(state, expected, predicted)
         if self.settle_unscored(expected, predicted, path, ppath, state):
             return
         comparator = self.comparator
@@ -163,7 +188,12 @@ class ScalarNode:
         """Leaves of an unpaired list item: FN on the expected side, FA on the predicted."""
         if is_empty(value):
             return
+        if self.readable is not None:
+            self.count_unparsed(state, value)
         if expected_side:
+            if self.configured and (type(value) is dict or type(value) is list):
+                state.violation(path, "a single value", value)
+                return
             self.emit(
                 state,
                 path,
@@ -185,6 +215,33 @@ class ScalarNode:
                 "FA",
                 "Predicted item matches no expected item",
             )
+
+    def weak_leaf(
+        self,
+        expected: Any,
+        predicted: Any,
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+        reason: str,
+    ) -> None:
+        """A leaf of a weak pair (two items paired below the match threshold): FD where
+        both sides hold a value, whatever their own score (the items are not the same
+        item), FN or FA where one does, nothing where neither does."""
+        if self.configured and (type(expected) is dict or type(expected) is list) and expected:
+            state.violation(path, "a single value", expected)
+            return
+        if self.readable is not None:
+            self.count_unparsed(state, expected, predicted)
+        expected_empty, predicted_empty = is_empty(expected), is_empty(predicted)
+        if expected_empty and predicted_empty:
+            return
+        if expected_empty:
+            self.emit(state, path, ppath, expected, predicted, None, "FA", reason)
+        elif predicted_empty:
+            self.emit(state, path, ppath, expected, predicted, None, "FN", reason)
+        else:
+            self.emit(state, path, ppath, expected, predicted, None, "FD", reason)
 
 
 def expand_row(row: Row) -> tuple[Any, ...]:

@@ -26,7 +26,16 @@ class ObjectNode:
     discovered ones only where a document has them.
     """
 
-    __slots__ = ("children", "compiler", "extra", "fallback", "flat", "inferred_class", "template")
+    __slots__ = (
+        "children",
+        "compiler",
+        "configured",
+        "extra",
+        "fallback",
+        "flat",
+        "inferred_class",
+        "template",
+    )
 
     def __init__(
         self,
@@ -35,8 +44,11 @@ class ObjectNode:
         compiler: SchemaCompiler,
         *,
         inferred_class: bool,
+        configured: bool = True,
     ) -> None:
         self.template = template
+        self.configured = configured
+        """From the schema: ground truth other than an object here is an input error."""
         self.children = children
         self.extra: dict[tuple[str, str], Node] = {}
         """Inferred nodes for unconfigured keys, by key and value kind."""
@@ -75,6 +87,9 @@ class ObjectNode:
             expected_map: Mapping[str, Any] = expected
         elif is_empty(expected):
             expected_map = _EMPTY_MAP
+        elif self.configured:
+            state.violation(path, "an object", expected)
+            return
         else:
             self._shape_mismatch(expected, predicted, path, ppath, state)
             return
@@ -131,9 +146,13 @@ class ObjectNode:
     ) -> None:
         """Every non-empty leaf below ``value`` as FN (expected side) or FA."""
         if not isinstance(value, Mapping):
-            if not is_empty(value):
-                expected, predicted = (value, None) if expected_side else (None, value)
-                self._shape_mismatch(expected, predicted, path, ppath, state)
+            if is_empty(value):
+                return
+            if expected_side and self.configured:
+                state.violation(path, "an object", value)
+                return
+            expected, predicted = (value, None) if expected_side else (None, value)
+            self._shape_mismatch(expected, predicted, path, ppath, state)
             return
         for key, item in value.items():
             if is_empty(item):
@@ -142,6 +161,46 @@ class ObjectNode:
             self.child(key, item).one_sided(
                 item, path + segment, ppath + segment if ppath else None, state, expected_side
             )
+
+    def weak_pair(
+        self,
+        expected: Any,
+        predicted: Any,
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+        reason: str,
+    ) -> None:
+        """The leaves of two items paired below the match threshold (Stickler 1.0's
+        weak pair): FD where both hold a value, FN / FA where one does. Lists inside
+        are not paired: their items are all missed and all extra."""
+        if not isinstance(expected, Mapping):
+            if not is_empty(expected):
+                if self.configured:
+                    state.violation(path, "an object", expected)
+                    return
+                self._shape_mismatch(expected, None, path, None, state)
+            expected = _EMPTY_MAP
+        if not isinstance(predicted, Mapping):
+            # A predicted item of another shape: everything expected is missing from
+            # it, and it is one false alarm itself.
+            self.one_sided(expected, path, None, state, True)
+            self.one_sided(predicted, path, ppath, state, False)
+            return
+        for key in self._keys(expected, predicted):
+            value = expected.get(key)
+            other = predicted.get(key)
+            node = self.child(key, other if is_empty(value) and other is not None else value)
+            segment = key_segment(key)
+            child_path = path + segment
+            child_ppath = ppath + segment if ppath else None
+            if isinstance(node, ScalarNode):
+                node.weak_leaf(value, other, child_path, child_ppath, state, reason)
+            elif isinstance(node, ObjectNode):
+                node.weak_pair(value, other, child_path, child_ppath, state, reason)
+            else:
+                node.one_sided(value, child_path, None, state, True)
+                node.one_sided(other, child_path, child_ppath, state, False)
 
     def discovered_keys(self, items: Sequence[Any]) -> set[str]:
         """Keys of ``items`` that are not configured."""

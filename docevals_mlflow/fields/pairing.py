@@ -10,6 +10,7 @@ import numpy as np
 from docevals_mlflow.core.assignment import linear_sum_assignment
 from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.fields.leaves import ScalarNode
+from docevals_mlflow.fields.objects import ObjectNode
 from docevals_mlflow.fields.state import (
     DocumentState,
     SimilarityRequest,
@@ -19,7 +20,6 @@ from docevals_mlflow.fields.state import (
 )
 
 if TYPE_CHECKING:
-    from docevals_mlflow.fields.objects import ObjectNode
     from docevals_mlflow.fields.state import Node
 
 
@@ -29,11 +29,26 @@ def _get(item: Any, key: str) -> Any:
     return None
 
 
-def assign(similarity: Any, threshold: float) -> list[tuple[int, int]]:
-    """Optimal one-to-one pairing; assigned pairs below ``threshold`` are not pairs."""
+WeakPair = tuple[int, int, float]
+"""``(expected row, predicted column, similarity)`` of a pair below the threshold."""
+
+
+def assign(
+    similarity: Any, threshold: float, keep_weak: bool = False
+) -> tuple[list[tuple[int, int]], list[WeakPair]]:
+    """Optimal one-to-one pairing: the pairs at or above ``threshold``, and the
+    assigned pairs below it (weak pairs; empty unless ``keep_weak``, for which they
+    are no pairs at all)."""
     rows, cols = linear_sum_assignment(similarity, maximize=True)
-    keep = similarity[rows, cols] >= threshold
-    return list(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
+    scores = similarity[rows, cols]
+    keep = scores >= threshold
+    pairs = list(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
+    if not keep_weak or keep.all():
+        return pairs, []
+    weak = ~keep
+    return pairs, list(
+        zip(rows[weak].tolist(), cols[weak].tolist(), scores[weak].tolist(), strict=True)
+    )
 
 
 class Column:
@@ -111,19 +126,26 @@ class Block:
 
 
 def item_similarity(
-    node: ObjectNode, expected: list[Any], predicted: list[Any], threshold: float
+    node: ObjectNode,
+    expected: list[Any],
+    predicted: list[Any],
+    threshold: float,
+    keep_weak: bool = False,
 ) -> SimilarityResult:
     """Pairing of one list's items (see :func:`batch_item_similarity`)."""
-    return batch_item_similarity([(node, expected, predicted, threshold)])[0]
+    return batch_item_similarity([(node, expected, predicted, threshold, keep_weak)])[0]
 
 
 def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[SimilarityResult]:
-    """``len(expected) x len(predicted)`` item similarities for lists of one item node.
+    """``len(expected) x len(predicted)`` item similarities for lists of one item node,
+    and each list's pairing.
 
-    Similarity is the weighted mean, over the item's scalar attributes present on at
-    least one side, of the attribute's score (0 where only one side has it); items
-    with no such attribute on either side are fully similar. Nested objects and lists
-    inside items do not take part in pairing; they are compared once items are paired.
+    Similarity is Stickler's: the weighted mean, over the item's attributes present
+    on at least one side, of the attribute's score (0 where only one side has it);
+    items with no such attribute are fully similar. A nested object takes part as
+    one attribute scored the same way; nested lists do not take part (they are
+    compared once items are paired). Attributes the schema does not name take no
+    part either when the item is configured (Stickler ignores them).
 
     Vectorised: every (expected, predicted) item pair of every list is one element
     of flat arrays, and each attribute is scored for all pairs in one call
@@ -131,7 +153,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     """
     every_key_configured = False
     if len(requests) > 1 and not requests[0][0].discovered_keys(
-        [item for _, expected, predicted, _ in requests for item in (*expected, *predicted)]
+        [item for request in requests for item in (*request[1], *request[2])]
     ):
         every_key_configured = True
     elif len(requests) > 1:
@@ -139,8 +161,8 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
         # the rules inferred for those keys come from that document alone.
         alone = [
             index
-            for index, (node, expected, predicted, _) in enumerate(requests)
-            if node.discovered_keys([*expected, *predicted])
+            for index, request in enumerate(requests)
+            if request[0].discovered_keys([*request[1], *request[2]])
         ]
         if alone:
             answers: dict[int, SimilarityResult] = {
@@ -153,84 +175,30 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
             return [answers[index] for index in range(len(requests))]
         every_key_configured = True
     node = requests[0][0]
-    single = len(requests) == 1
-    expected_all = [item for _, expected, _, _ in requests for item in expected]
-    predicted_all = [item for _, _, predicted, _ in requests for item in predicted]
-    m = [len(expected) for _, expected, _, _ in requests]
-    n = [len(predicted) for _, _, predicted, _ in requests]
+    expected_all = [item for request in requests for item in request[1]]
+    predicted_all = [item for request in requests for item in request[2]]
+    m = [len(request[1]) for request in requests]
+    n = [len(request[2]) for request in requests]
     pair_count = sum(rows * cols for rows, cols in zip(m, n, strict=True))
-    if single:
-        left_index = right_index = None
+    pairs_index: _PairIndex
+    if len(requests) == 1:
+        pairs_index = _PairIndex(None, None, m[0], n[0], pair_count)
     else:
         m_array, n_array = np.array(m, dtype=np.int64), np.array(n, dtype=np.int64)
         counts = m_array * n_array
         owner = np.repeat(np.arange(len(requests)), counts)
         local = np.arange(pair_count) - (np.cumsum(counts) - counts)[owner]
         width = n_array[owner]
-        left_index = (np.cumsum(m_array) - m_array)[owner] + local // width
-        right_index = (np.cumsum(n_array) - n_array)[owner] + local % width
-
-    total: Any = None
-    weight_sum: Any = 0.0
-    columns: list[Column] = []
-    all_dicts = set(map(type, expected_all)) | set(map(type, predicted_all)) == {dict}
-    for key, configured, child in node.item_columns(
-        [*expected_all, *predicted_all], known_configured=every_key_configured
-    ):
-        column = Column(key, configured, child)
-        columns.append(column)
-        if all_dicts:
-            column.expected_values = [item.get(key) for item in expected_all]
-            column.predicted_values = [item.get(key) for item in predicted_all]
-        else:
-            column.expected_values = [_get(item, key) for item in expected_all]
-            column.predicted_values = [_get(item, key) for item in predicted_all]
-        if not isinstance(child, ScalarNode):
-            continue
-        comparator = child.comparator
-        column.expected_present, column.expected_keys = comparator.prepare_many(
-            column.expected_values
+        pairs_index = _PairIndex(
+            (np.cumsum(m_array) - m_array)[owner] + local // width,
+            (np.cumsum(n_array) - n_array)[owner] + local % width,
+            m[0],
+            n[0],
+            pair_count,
         )
-        column.predicted_present, column.predicted_keys = comparator.prepare_many(
-            column.predicted_values
-        )
-        all_left, all_right = all(column.expected_present), all(column.predicted_present)
-        if not (all_left or all_right) and not (
-            any(column.expected_present) or any(column.predicted_present)
-        ):
-            continue
-        if left_index is None or right_index is None:
-            scores = comparator.matrix(column.expected_keys, column.predicted_keys).ravel()
-        else:
-            scores = comparator.pairwise(
-                column.expected_keys, column.predicted_keys, left_index, right_index
-            )
-        column.scores = scores
-        weight = child.weight
-        if all_left and all_right:
-            # Every item has this attribute on both sides (the usual case): no masks.
-            contribution = scores * weight if weight != 1.0 else scores
-            weight_sum = weight_sum + weight
-        else:
-            left_present = np.array(column.expected_present, dtype=bool)
-            right_present = np.array(column.predicted_present, dtype=bool)
-            if left_index is None or right_index is None:
-                left_pairs = np.repeat(left_present, n[0])
-                right_pairs = np.tile(right_present, m[0])
-            else:
-                left_pairs, right_pairs = left_present[left_index], right_present[right_index]
-            contribution = np.where(left_pairs & right_pairs, scores * weight, 0.0)
-            weight_sum = weight_sum + weight * (left_pairs | right_pairs)
-        total = contribution.copy() if total is None else total + contribution
-    if total is None:
-        similarity = np.ones(pair_count, dtype=np.float64)
-    elif isinstance(weight_sum, float):
-        similarity = total / weight_sum
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            similarity = np.where(
-                weight_sum > 0, total / np.where(weight_sum > 0, weight_sum, 1.0), 1.0
-            )
+    similarity, columns = _similarity(
+        node, expected_all, predicted_all, pairs_index, every_key_configured
+    )
 
     results: list[SimilarityResult] = []
     expected_start = predicted_start = pair_start = matched = 0
@@ -238,12 +206,14 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     matched_right: list[int] = []
     matched_pair: list[int] = []
     matched_owner: list[int] = []
-    for index, ((_, expected, predicted, threshold), rows, cols) in enumerate(
+    for index, ((_, expected, predicted, threshold, keep_weak), rows, cols) in enumerate(
         zip(requests, m, n, strict=True)
     ):
         block = Block(columns, expected_start, predicted_start, pair_start, cols)
         size = rows * cols
-        pairs = assign(similarity[pair_start : pair_start + size].reshape(rows, cols), threshold)
+        pairs, weak = assign(
+            similarity[pair_start : pair_start + size].reshape(rows, cols), threshold, keep_weak
+        )
         if all(type(item) is dict for item in expected) and all(
             type(item) is dict for item in predicted
         ):
@@ -256,7 +226,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
                 matched_pair.append(pair_start + row * cols + col)
                 matched_owner.append(index)
             matched += len(pairs)
-        results.append((pairs, block))
+        results.append((pairs, weak, block))
         expected_start += rows
         predicted_start += cols
         pair_start += size
@@ -270,6 +240,111 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
             len(requests),
         )
     return results
+
+
+class _PairIndex:
+    """Which expected and predicted item each flat pair element stands for: ``left``
+    and ``right`` index arrays across several lists, or ``None`` for one list of
+    ``m`` x ``n`` items (row-major)."""
+
+    __slots__ = ("left", "m", "n", "right", "size")
+
+    def __init__(self, left: Any, right: Any, m: int, n: int, size: int) -> None:
+        self.left = left
+        self.right = right
+        self.m = m
+        self.n = n
+        self.size = size
+
+    def scores(self, comparator: Any, left_keys: list[Any], right_keys: list[Any]) -> Any:
+        if self.left is None:
+            return comparator.matrix(left_keys, right_keys).ravel()
+        return comparator.pairwise(left_keys, right_keys, self.left, self.right)
+
+    def masks(self, left_present: Any, right_present: Any) -> tuple[Any, Any]:
+        if self.left is None:
+            return np.repeat(left_present, self.n), np.tile(right_present, self.m)
+        return left_present[self.left], right_present[self.right]
+
+
+def _similarity(
+    node: ObjectNode,
+    expected_all: list[Any],
+    predicted_all: list[Any],
+    index: _PairIndex,
+    every_key_configured: bool,
+) -> tuple[Any, list[Column]]:
+    """The similarity of every item pair, and the columns scored on the way."""
+    total: Any = None
+    weight_sum: Any = 0.0
+    columns: list[Column] = []
+    all_dicts = set(map(type, expected_all)) | set(map(type, predicted_all)) <= {dict}
+    for key, configured, child in node.item_columns(
+        [*expected_all, *predicted_all], known_configured=every_key_configured
+    ):
+        column = Column(key, configured, child)
+        columns.append(column)
+        if all_dicts:
+            column.expected_values = [item.get(key) for item in expected_all]
+            column.predicted_values = [item.get(key) for item in predicted_all]
+        else:
+            column.expected_values = [_get(item, key) for item in expected_all]
+            column.predicted_values = [_get(item, key) for item in predicted_all]
+        if node.configured and not configured:
+            # Stickler pairs on the configured attributes only.
+            continue
+        if isinstance(child, ScalarNode):
+            comparator = child.comparator
+            column.expected_present, column.expected_keys = comparator.prepare_many(
+                column.expected_values
+            )
+            column.predicted_present, column.predicted_keys = comparator.prepare_many(
+                column.predicted_values
+            )
+            all_left, all_right = all(column.expected_present), all(column.predicted_present)
+            if not (all_left or all_right) and not (
+                any(column.expected_present) or any(column.predicted_present)
+            ):
+                continue
+            scores = index.scores(comparator, column.expected_keys, column.predicted_keys)
+            column.scores = scores
+            weight = child.weight
+        elif isinstance(child, ObjectNode):
+            # A nested object is one attribute: absent (None) on a side, or scored by
+            # the same rule over its own attributes; ``{}`` is present, as in Stickler.
+            left_present = [isinstance(value, Mapping) for value in column.expected_values]
+            right_present = [isinstance(value, Mapping) for value in column.predicted_values]
+            if not any(left_present) and not any(right_present):
+                continue
+            all_left, all_right = all(left_present), all(right_present)
+            scores, _ = _similarity(
+                child, column.expected_values, column.predicted_values, index, False
+            )
+            column.expected_present, column.predicted_present = left_present, right_present
+            weight = 1.0
+        else:
+            continue
+        if all_left and all_right:
+            # Every item has this attribute on both sides (the usual case): no masks.
+            contribution = scores * weight if weight != 1.0 else scores
+            weight_sum = weight_sum + weight
+        else:
+            left_pairs, right_pairs = index.masks(
+                np.array(column.expected_present, dtype=bool),
+                np.array(column.predicted_present, dtype=bool),
+            )
+            contribution = np.where(left_pairs & right_pairs, scores * weight, 0.0)
+            weight_sum = weight_sum + weight * (left_pairs | right_pairs)
+        total = contribution.copy() if total is None else total + contribution
+    if total is None:
+        return np.ones(index.size, dtype=np.float64), columns
+    if isinstance(weight_sum, float):
+        return total / weight_sum, columns
+    with np.errstate(invalid="ignore", divide="ignore"):
+        similarity = np.where(
+            weight_sum > 0, total / np.where(weight_sum > 0, weight_sum, 1.0), 1.0
+        )
+    return similarity, columns
 
 
 _TP, _FA, _FD, _FN, _TN, _FD_WRONG, _FA_WRONG = range(7)

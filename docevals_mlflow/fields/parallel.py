@@ -134,6 +134,8 @@ def _pack(chunk: list[DocumentPair]) -> list[PackedPair]:
             pair.document_class,
             pair.confidence,
             pair.explainability_info,
+            pair.source,
+            pair.place,
         )
         for pair in chunk
     ]
@@ -224,7 +226,7 @@ class _Run:
         self.rows_sink = rows_sink
         self.team = team
         self.job = Job(
-            (comparer.schema.sha256, comparer.keep_rows),
+            comparer.key,
             pickle.dumps(comparer.schema, protocol=pickle.HIGHEST_PROTOCOL),
             keep_rows,
         )

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import DocEvalsError, WorkerProcessError
 from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.schema import ListPairing
+from docevals_mlflow.fields.shapes import DiscoveredPolicy, ShapeMismatchPolicy
 from docevals_mlflow.fields.state import Row
 
 if TYPE_CHECKING:
@@ -48,8 +50,8 @@ PRELOAD = (
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for (Linux's default ceiling for unprivileged processes)."""
 
-PackedPair = tuple[str, Any, Any, "str | None", Any, Any]
-"""``(id, expected, predicted, class, confidence, explainability_info)``."""
+PackedPair = tuple[str, Any, Any, "str | None", Any, Any, "str | None", "str | None"]
+"""``(id, expected, predicted, class, confidence, explainability_info, source, place)``."""
 Outcome = tuple["BatchComparison", "list[DocumentComparison] | None"]
 """A chunk's partial batch, and its documents with rows when only a sink wants them."""
 
@@ -144,42 +146,50 @@ def compare_here(
 
 # ---------------------------------------------------------------------------- helper side
 
-_COMPARERS: dict[tuple[str, bool], FieldComparer] = {}
-"""A worker process's comparers, per (schema fingerprint, rows kept)."""
+ComparerKey = tuple[str, bool, ListPairing | None, DiscoveredPolicy, ShapeMismatchPolicy]
+"""``(schema fingerprint, rows kept, list_pairing, discovered, shape_mismatch)``: what
+decides a comparer's results (see :meth:`FieldComparer.key`)."""
+
+_COMPARERS: dict[ComparerKey, FieldComparer] = {}
+"""A worker process's comparers, per key."""
 MAX_COMPARERS = 8
 """Comparers a worker keeps (the oldest goes first): a long-lived worker may see
 many schemas."""
 
 
-def cached_comparer(
-    sha256: str, keep_rows: bool, load_schema: Callable[[], DocumentSchema]
-) -> FieldComparer:
-    """The comparer for the schema with fingerprint ``sha256``, compiled (from
+def cached_comparer(key: ComparerKey, load_schema: Callable[[], DocumentSchema]) -> FieldComparer:
+    """The comparer for ``key`` (a :meth:`FieldComparer.key`), compiled (from
     ``load_schema()``) only the first time this process sees it. Helpers and Spark's
     Python workers both live across many chunks."""
-    key = (sha256, keep_rows)
     comparer = _COMPARERS.get(key)
     if comparer is None:
         from docevals_mlflow.fields.compare import FieldComparer
 
         if len(_COMPARERS) >= MAX_COMPARERS:
             _COMPARERS.pop(next(iter(_COMPARERS)))
-        comparer = _COMPARERS[key] = FieldComparer(load_schema(), keep_rows=keep_rows)
+        _, keep_rows, list_pairing, discovered, shape_mismatch = key
+        comparer = _COMPARERS[key] = FieldComparer(
+            load_schema(),
+            keep_rows=keep_rows,
+            list_pairing=list_pairing,
+            discovered=discovered,
+            shape_mismatch=shape_mismatch,
+        )
     return comparer
 
 
 @dataclass(frozen=True)
 class Job:
     """What a helper needs besides the chunk: the schema (pickled once by the parent,
-    unpickled by a helper only the first time it sees it) and the row settings."""
+    unpickled by a helper only the first time it sees it) and the comparer's settings."""
 
-    key: tuple[str, bool]
+    key: ComparerKey
     schema: bytes
     keep_rows: bool
 
     def comparer(self) -> FieldComparer:
         """The helper's comparer for this schema, compiled on first use."""
-        return cached_comparer(*self.key, lambda: pickle.loads(self.schema))
+        return cached_comparer(self.key, lambda: pickle.loads(self.schema))
 
 
 def compare_packed(job: Job, packed: list[PackedPair]) -> Outcome | Failure:

@@ -7,20 +7,38 @@ report read back from disk.
 Layout::
 
     {"kind": "fields", "package_version", "schema": {"id", "version", "sha256"},
+     "settings": {"list_pairing", "discovered", "shape_mismatch"},
      "overall": {"documents", "counts": {tp, fa, fd, fn, tn}, "metrics": {...}, "macro_f1",
-                 "undecided", "undecided_reasons": [...]},
+                 "undecided", "undecided_reasons": [...], "unparsed"},
      "classes": {"<name>": {"configured", "documents", "counts", "metrics", "macro_f1",
-                            "undecided", "fields": [...]}},
+                            "undecided", "unparsed", "fields": [...]}},
      "fields": [{"template", "method", "method_name", "threshold", "discovered",
-                 "counts", "metrics", "undecided"}],
-     "lists": [{"template", "method", "matched", "missed", "extra"}],
+                 "counts", "metrics", "undecided", "unparsed"}],
+     "discovered": {"included", "counts", "metrics", "fields": [...]},  # when any
+     "lists": [{"template", "method", "pairing", "discovered", "matched", "weak",
+                "missed", "extra", "empty", "invented", "counts", "metrics"}],
      "documents": [{"id", "class", "counts", "metrics", "undecided", "rows": [...]}],
+     "invalid_expected": {"documents", "examples": [...]},  # when any
      "unpaired": {"expected_only": [...], "predicted_only": [...]},
      "calibration": {...}}   # only when rows carry extraction confidence
 
 ``undecided`` counts the comparisons a provider (SEMANTIC, LLM) failed to decide. They
 are inside ``counts`` as FD, the worst case, so the metrics are lower bounds while it
 is above zero; ``undecided_reasons`` says why (each distinct reason once).
+``unparsed`` counts values of numeric fields that do not read as numbers.
+
+``fields`` holds the fields whose cells make the headline figures. Fields the schema
+does not name (discovered in the data) are there too with ``discovered="include"``;
+otherwise they are in ``discovered`` only, with their own sums, and no overall, class
+or document figure counts them.
+
+A list's ``counts`` are its item-level cells as Stickler 1.0 counts them (TP matched,
+FD weak pairs, FN missed, FA extra, TN lists empty on both sides); its ``far`` is the
+share of list instances expected empty in which items were invented.
+
+``invalid_expected`` lists documents whose ground truth contradicts the schema's
+shape (only with ``shape_mismatch="count"``; otherwise they stop the comparison).
+They are not scored and not in ``documents``.
 
 ``calibration`` (:class:`~docevals_mlflow.core.diagnostics.ConfidenceCalibration`)
 measures extraction confidence against correctness: AUROC, Brier, ECE per field and
@@ -61,9 +79,28 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
             "counts": entry.counts.as_dict(),
             "metrics": entry.counts.metrics(),
             "undecided": entry.undecided,
+            "unparsed": entry.unparsed,
         }
         for entry in fields.values()
     ]
+
+
+def _list_entries(batch: BatchComparison) -> list[dict[str, Any]]:
+    entries = []
+    for template, counts in batch.lists.items():
+        info = batch.list_infos[template]
+        entries.append(
+            {
+                "template": template,
+                "method": info.label,
+                "pairing": "strict" if "strict pairing" in info.label else "stickler",
+                "discovered": info.discovered,
+                **counts.as_dict(),
+                "counts": counts.cells.as_dict(),
+                "metrics": counts.metrics(),
+            }
+        )
+    return entries
 
 
 _AFTER_OUTCOME = ROW_FIELDS.index("outcome") + 1
@@ -107,6 +144,7 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "version": batch.schema_version,
             "sha256": batch.schema_sha256,
         },
+        "settings": dict(batch.settings),
         "overall": {
             "documents": batch.document_count,
             "counts": batch.counts.as_dict(),
@@ -114,6 +152,7 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "macro_f1": batch.macro_f1,
             "undecided": batch.undecided,
             "undecided_reasons": list(batch.undecided_reasons),
+            "unparsed": batch.unparsed,
         },
         "classes": {
             (name if name is not None else UNCLASSIFIED): {
@@ -125,21 +164,42 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
                     aggregate.f1_sum / aggregate.f1_documents if aggregate.f1_documents else None
                 ),
                 "undecided": aggregate.undecided,
+                "unparsed": sum(entry.unparsed for entry in aggregate.fields.values()),
                 "fields": _field_entries(aggregate.fields),
             }
             for name, aggregate in batch.classes.items()
         },
         "fields": _field_entries(batch.fields),
-        "lists": [
-            {"template": template, "method": batch.list_labels[template], **counts.as_dict()}
-            for template, counts in batch.lists.items()
-        ],
+        "lists": _list_entries(batch),
         "documents": documents,
         "unpaired": {
             "expected_only": list(batch.expected_only),
             "predicted_only": list(batch.predicted_only),
         },
     }
+    if batch.discovered_fields:
+        report["discovered"] = {
+            "included": False,
+            "counts": batch.discovered_counts.as_dict(),
+            "metrics": batch.discovered_counts.metrics(),
+            "fields": _field_entries(batch.discovered_fields),
+        }
+    elif any(entry.info.discovered for entry in batch.fields.values()):
+        discovered = {key: item for key, item in batch.fields.items() if item.info.discovered}
+        totals = Counts()
+        for aggregate in discovered.values():
+            totals.add(aggregate.counts)
+        report["discovered"] = {
+            "included": True,
+            "counts": totals.as_dict(),
+            "metrics": totals.metrics(),
+            "fields": _field_entries(discovered),
+        }
+    if batch.invalid_documents:
+        report["invalid_expected"] = {
+            "documents": batch.invalid_documents,
+            "examples": list(batch.invalid_examples),
+        }
     if confident:
         # Imported here: reports without confidence never need it.
         from docevals_mlflow.diagnostics.calibration import rows_calibration
@@ -182,16 +242,55 @@ class FieldEntry(DocEvalsModel):
     counts: CellCounts
     metrics: MetricValues
     undecided: int = 0
+    unparsed: int = 0
 
 
 class ListEntry(DocEvalsModel):
-    """One list template's item counts."""
+    """One list template's item counts, and the item-level cells and metrics."""
 
     template: str
     method: str
+    pairing: Literal["stickler", "strict"] = "stickler"
+    discovered: bool = False
     matched: int
+    weak: int = 0
     missed: int
     extra: int
+    empty: int = 0
+    invented: int = 0
+    counts: CellCounts | None = None
+    metrics: MetricValues | None = None
+
+
+class DiscoveredEntry(DocEvalsModel):
+    """Fields found in the data but not in the schema, and whether they are in the
+    headline figures."""
+
+    included: bool
+    counts: CellCounts
+    metrics: MetricValues
+    fields: list[FieldEntry]
+
+
+class InvalidExample(DocEvalsModel):
+    """One document whose ground truth contradicts the schema's shape."""
+
+    id: str | None
+    source: str | None = None
+    line: str | None = None
+    path: str
+    schema_: str = Field(alias="schema")
+    found: str
+    places: int = 1
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class InvalidExpected(DocEvalsModel):
+    """Documents left out of the figures because their ground truth has the wrong shape."""
+
+    documents: int
+    examples: list[InvalidExample]
 
 
 class RowEntry(DocEvalsModel):
@@ -234,6 +333,8 @@ class OverallEntry(DocEvalsModel):
     undecided: int = 0
     """Comparisons a provider failed to decide (inside ``counts`` as FD)."""
     undecided_reasons: list[str] = Field(default_factory=list)
+    unparsed: int = 0
+    """Values of numeric fields that do not read as numbers."""
 
 
 class ClassEntry(DocEvalsModel):
@@ -245,6 +346,7 @@ class ClassEntry(DocEvalsModel):
     metrics: MetricValues
     macro_f1: float | None
     undecided: int = 0
+    unparsed: int = 0
     fields: list[FieldEntry]
 
 
@@ -269,11 +371,14 @@ class FieldsReport(DocEvalsModel):
     kind: Literal["fields"] = "fields"
     package_version: str
     schema_: SchemaEntry = Field(alias="schema")
+    settings: dict[str, str] = Field(default_factory=dict)
     overall: OverallEntry
     classes: dict[str, ClassEntry]
     fields: list[FieldEntry]
+    discovered: DiscoveredEntry | None = None
     lists: list[ListEntry]
     documents: list[DocumentEntry]
+    invalid_expected: InvalidExpected | None = None
     unpaired: Unpaired
     calibration: ConfidenceCalibration | None = None
 

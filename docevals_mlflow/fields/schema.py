@@ -84,10 +84,22 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "LLM": 0.5,
 }
 DEFAULT_MATCH_THRESHOLD = 0.5
-"""List items whose similarity is below this are not paired. Similarity is the mean of
-the item's attribute scores, so 0.5 pairs items that agree on most attributes and
-then counts the attributes that differ as wrong values (FD), which is what a reader
-expects of "the transaction was found but its amount is wrong"."""
+"""Paired list items whose similarity reaches this are the same item (matched);
+below it they are a weak pair (``pairing: stickler``) or not paired at all
+(``pairing: strict``). Similarity is the mean of the item's attribute scores, so 0.5
+matches items that agree on most attributes and then counts the attributes that
+differ as wrong values (FD), which is what a reader expects of "the transaction was
+found but its amount is wrong". Stickler's own default is 0.7 (docs/differences.md)."""
+
+ListPairing = Literal["stickler", "strict"]
+"""How list items are paired.
+
+``stickler`` (the default, as Stickler 1.0): the optimal assignment always pairs
+min(m, n) items; a pair below the threshold is a *weak* pair, one FD at item level,
+its attributes FD where both sides have a value (FN / FA where one side has it).
+``strict``: only pairs at or above the threshold are pairs; the items of a weak pair
+are left unpaired, their attributes FN and FA."""
+LIST_PAIRINGS: tuple[str, ...] = ("stickler", "strict")
 
 
 _METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -107,7 +119,8 @@ class FieldSpec(FrozenModel):
 
     For scalars, ``threshold`` is the inclusive score threshold (0..1) for a match,
     except for ``NUMERIC_EXACT`` where it is the absolute tolerance. For arrays,
-    ``match_threshold`` is the item similarity below which two items are not paired.
+    ``match_threshold`` is the item similarity a pair needs to be the same item, and
+    ``pairing`` what becomes of pairs below it (see :data:`ListPairing`).
     """
 
     method: Method | None = None
@@ -119,6 +132,7 @@ class FieldSpec(FrozenModel):
     fields: dict[str, FieldSpec] | None = None
     items: FieldSpec | None = None
     match_threshold: float = Field(default=DEFAULT_MATCH_THRESHOLD, ge=0, le=1)
+    pairing: ListPairing = "stickler"
     weight: float = Field(default=1.0, gt=0)
     description: str | None = None
 
@@ -159,16 +173,23 @@ class FieldSpec(FrozenModel):
                 for option, methods in _METHOD_OPTIONS.items()
                 if option in given and method not in methods
             ]
-            if "match_threshold" in given:
-                wrong.append("'match_threshold' applies to lists ('items') only")
+            wrong.extend(
+                f"'{option}' applies to lists ('items') only"
+                for option in ("match_threshold", "pairing")
+                if option in given
+            )
         else:
             wrong = [
                 f"'{option}' applies to scalar fields only (put it on the scalar fields inside)"
                 for option in _METHOD_OPTIONS
                 if option in given
             ]
-            if "match_threshold" in given and self.kind == "object":
-                wrong.append("'match_threshold' applies to lists ('items') only")
+            if self.kind == "object":
+                wrong.extend(
+                    f"'{option}' applies to lists ('items') only"
+                    for option in ("match_threshold", "pairing")
+                    if option in given
+                )
         if wrong:
             raise ValueError(f"{'; '.join(wrong)} (this field: {self._described(method)})")
 

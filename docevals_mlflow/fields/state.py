@@ -28,11 +28,12 @@ ROW_FIELDS = (
 )
 """Columns of a row tuple, in order."""
 
-SimilarityRequest = tuple["ObjectNode", list[Any], list[Any], float]
-"""A list's item node, its non-empty expected and predicted items, and the match
-threshold."""
-SimilarityResult = tuple[list[tuple[int, int]], "Block"]
-"""The paired ``(expected row, predicted column)`` items and the scores behind them."""
+SimilarityRequest = tuple["ObjectNode", list[Any], list[Any], float, bool]
+"""A list's item node, its expected and predicted items, the match threshold, and
+whether pairs below it are kept as weak pairs (``pairing: stickler``)."""
+SimilarityResult = tuple[list[tuple[int, int]], list[tuple[int, int, float]], "Block"]
+"""The paired ``(expected row, predicted column)`` items at or above the threshold,
+the weak pairs ``(row, column, similarity)`` below it, and the scores behind them."""
 Walk = Generator[SimilarityRequest, SimilarityResult, None]
 """Comparing an object or a list: a generator that yields each list's items and is
 sent back their similarity, so that a driver can compute the similarities of many
@@ -74,6 +75,8 @@ class DocumentState:
         "rows",
         "undecided",
         "undecided_reasons",
+        "unparsed",
+        "violations",
     )
 
     def __init__(self, keep_rows: bool, confidence: Mapping[str, float] | None) -> None:
@@ -90,3 +93,25 @@ class DocumentState:
         self.nodes: dict[str, ScalarNode | ArrayNode] = {}
         self.keep_rows = keep_rows
         self.confidence = confidence or None
+        self.unparsed: dict[str, int] = {}
+        """Per template, values of a numeric field that are not numbers."""
+        self.violations: list[ShapeViolation] = []
+        """Places where the ground truth contradicts the schema's shape."""
+
+    def violation(self, path: str, wanted: str, value: Any) -> None:
+        """Record ground truth of the wrong shape at ``path`` (``wanted``: what the
+        schema declares there)."""
+        self.violations.append((path, wanted, shape_name(value)))
+
+
+ShapeViolation = tuple[str, str, str]
+"""``(path, what the schema declares, what the ground truth holds)``."""
+
+
+def shape_name(value: Any) -> str:
+    """How a value's shape reads in a message: ``a list``, ``an object``, ``a single value``."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a single value ({type(value).__name__})"

@@ -19,7 +19,6 @@ of at most ``MAX_CONFIDENCE_ROWS`` rows.
 from __future__ import annotations
 
 import html
-import math
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -28,6 +27,12 @@ from typing import Any, NamedTuple
 import plotly.graph_objects as go
 
 from docevals_mlflow._version import __version__
+from docevals_mlflow.core.formatting import (
+    defined_number,
+    metric_text,
+    percent_of,
+    percent_text,
+)
 from docevals_mlflow.core.literals import COUNTERFACTUAL_CONTEXTS, FAILURE_CONTEXTS, VERDICTS
 from docevals_mlflow.core.reports import (
     EvaluationReport,
@@ -86,23 +91,6 @@ _UNDEFINED_F1_TEXT = "n/a: F1 undefined"
 # --------------------------------------------------------------------------- text
 
 
-def _number(value: Any) -> float | None:
-    """A finite number, else ``None`` (bools and NaN are not figures)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _fmt(value: Any) -> str:
-    number = _number(value)
-    return "n/a" if number is None else f"{number:.3f}"
-
-
-def _pct(part: int, whole: int) -> str:
-    return f"{part / whole:.1%}" if whole else "n/a"
-
-
 def _text(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
@@ -138,7 +126,7 @@ def _stacked_bars(
                 marker={"color": colour},
                 hovertext=[
                     f"<b>{names[i]}</b><br>{name}: {value} of {totals[i]} "
-                    f"({_pct(value, totals[i])})"
+                    f"({percent_of(value, totals[i])})"
                     for i, value in enumerate(values)
                 ],
                 hoverinfo="text",
@@ -163,7 +151,7 @@ def _counts(entry: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _metric(entry: Mapping[str, Any], name: str) -> float | None:
-    return _number((entry.get("metrics") or {}).get(name))
+    return defined_number((entry.get("metrics") or {}).get(name))
 
 
 def _f1_colour(f1: float) -> str:
@@ -210,7 +198,7 @@ def _field_hover(entry: Mapping[str, Any]) -> str:
     lines = [
         f"<b>{_text(entry.get('template'))}</b>",
         f"method: {_text(entry.get('method'))}",
-        f"F1: {_fmt(f1)}" if f1 is not None else f"F1: {_UNDEFINED_F1_TEXT}",
+        f"F1: {metric_text(f1)}" if f1 is not None else f"F1: {_UNDEFINED_F1_TEXT}",
         " · ".join(f"{outcome} {counts[outcome]}" for outcome in OUTCOMES),
     ]
     if entry.get("discovered"):
@@ -298,7 +286,7 @@ def _confidence_point(row: Mapping[str, Any]) -> tuple[float, bool] | None:
     Counted: a confidence in [0, 1] and an expected or a predicted value; a row with
     neither says nothing about whether the extractor was right to be confident.
     """
-    confidence = _number(row.get("confidence"))
+    confidence = defined_number(row.get("confidence"))
     if confidence is None or not 0.0 <= confidence <= 1.0:
         return None
     if row.get("expected") is None and row.get("actual") is None:
@@ -386,7 +374,7 @@ def confidence_figures(bins: Sequence[ConfidenceBin]) -> tuple[go.Figure, go.Fig
                 marker={"size": 9, "color": "#1f77b4"},
                 hovertext=[
                     f"confidence {item.low:.1f}–{item.high:.1f}<br>rows: {item.total}<br>"
-                    f"correct: {item.correct} ({_pct(item.correct, item.total)})"
+                    f"correct: {item.correct} ({percent_of(item.correct, item.total)})"
                     for item in filled
                 ],
                 hoverinfo="text",
@@ -436,7 +424,7 @@ def _fields_summary(report: Mapping[str, Any]) -> str:
     metrics = overall.get("metrics") or {}
     cards = [("Documents", str(overall.get("documents", 0)))]
     cards += [
-        (label, _fmt(metrics.get(name)))
+        (label, metric_text(metrics.get(name)))
         for name, label in (
             ("precision", "Precision"),
             ("recall", "Recall"),
@@ -446,7 +434,7 @@ def _fields_summary(report: Mapping[str, Any]) -> str:
             ("fdr", "FDR"),
         )
     ]
-    cards.append(("Macro F1", _fmt(overall.get("macro_f1"))))
+    cards.append(("Macro F1", metric_text(overall.get("macro_f1"))))
     schema = report.get("schema") or {}
     counts = _counts(overall)
     lines = [
@@ -477,10 +465,10 @@ def _class_table(report: Mapping[str, Any]) -> str:
                 "yes" if entry.get("configured") else "no",
                 str(entry.get("documents", 0)),
                 *(
-                    _fmt(_metric(entry, metric))
+                    metric_text(_metric(entry, metric))
                     for metric in ("precision", "recall", "f1", "accuracy", "far", "fdr")
                 ),
-                _fmt(entry.get("macro_f1")),
+                metric_text(entry.get("macro_f1")),
             ]
             for name, entry in classes.items()
         ),
@@ -492,19 +480,27 @@ def _list_table(report: Mapping[str, Any]) -> str:
     lists = report.get("lists") or []
     if not lists:
         return html_note("No list fields in this batch.")
-    return html_table(
-        ["List", "Method", "Matched", "Missed", "Extra"],
+    table = html_table(
+        ["List", "Method", "Matched", "Weak", "Missed", "Extra", "Both empty", "F1", "FAR"],
         (
             [
                 str(entry.get("template", "")),
                 str(entry.get("method", "")),
-                str(entry.get("matched", 0)),
-                str(entry.get("missed", 0)),
-                str(entry.get("extra", 0)),
+                *(
+                    str(entry.get(name, 0))
+                    for name in ("matched", "weak", "missed", "extra", "empty")
+                ),
+                metric_text(_metric(entry, "f1")),
+                metric_text(_metric(entry, "far")),
             ]
             for entry in lists
         ),
-        numeric=3,
+        numeric=7,
+    )
+    return table + html_note(
+        "Weak: pairs below the match threshold (FD) · Both empty: documents where both "
+        "lists were empty (TN) · FAR: share of documents expecting the list empty where "
+        "the model invented items (n/a when no document expected it empty)."
     )
 
 
@@ -648,11 +644,11 @@ def metric_pass_rate_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figu
             orientation="h",
             marker={"color": VERDICT_COLOURS["pass"]},
             hovertext=[
-                f"<b>{html.escape(name)}</b><br>pass rate: {summary.pass_rate:.1%} "
+                f"<b>{html.escape(name)}</b><br>pass rate: {percent_text(summary.pass_rate)} "
                 f"of {summary.count}<br>"
                 + " · ".join(f"{v} {summary.verdict_counts.get(v, 0)}" for v in VERDICTS)
                 + f"<br>errors: {summary.error_count} · review: "
-                f"{summary.human_review_rate:.1%}"
+                f"{percent_text(summary.human_review_rate)}"
                 for name, summary in zip(names, summaries, strict=True)
             ],
             hoverinfo="text",
@@ -684,7 +680,7 @@ def metric_scores_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure 
                 orientation="h",
                 hovertext=[
                     f"<b>{html.escape(name)}</b><br>mean {html.escape(score)}: "
-                    f"{_fmt(suite.metrics[name].score_means.get(score))}"
+                    f"{metric_text(suite.metrics[name].score_means.get(score))}"
                     for name in names
                 ],
                 hoverinfo="text",
@@ -743,7 +739,7 @@ def render_evaluation_dashboard(
                 ("Cases", str(suite.case_count)),
                 ("Stages evaluated", str(suite.stage_count)),
                 *((verdict, str(suite.verdict_counts.get(verdict, 0))) for verdict in VERDICTS),
-                ("Human review", f"{suite.human_review_rate:.1%}"),
+                ("Human review", percent_text(suite.human_review_rate)),
             ]
         )
     )

@@ -15,16 +15,13 @@ from docevals_mlflow.core.diagnostics import (
     DisagreementBudget,
     ReviewBudget,
 )
+from docevals_mlflow.core.formatting import count_text, metric_text, percent_text, score_text
 from docevals_mlflow.diagnostics.cascades import cascade_sankey
 from docevals_mlflow.reports.html import Page, figure_layout, html_cards, html_note, html_table
 
 CURVE_COLOUR = "#1f77b4"
 MAX_TABLE_ROWS = 100
 """Fields (or panel verdicts) per table; the JSON report has all of them."""
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def review_curve_figure(review: ReviewBudget, *, title: str, unit: str) -> go.Figure:
@@ -58,7 +55,7 @@ def review_curve_figure(review: ReviewBudget, *, title: str, unit: str) -> go.Fi
                 marker={"size": 10, "color": CURVE_COLOUR},
                 hovertext=[
                     f"{point.budget:.0%} budget: {point.reviewed} {unit}, "
-                    f"{point.errors_caught:.1f} of {review.errors} errors"
+                    f"{count_text(point.errors_caught)} of {review.errors} errors"
                     for point in review.budgets
                 ],
                 hoverinfo="text",
@@ -91,12 +88,12 @@ def add_calibration(page: Page, calibration: ConfidenceCalibration | Mapping[str
     cards = [
         ("Fields with confidence", str(overall.n)),
         ("Wrong", str(overall.errors)),
-        ("AUROC", _fmt(overall.auroc)),
-        ("Brier", _fmt(overall.brier)),
-        ("ECE", _fmt(overall.ece)),
+        ("AUROC", metric_text(overall.auroc)),
+        ("Brier", metric_text(overall.brier)),
+        ("ECE", metric_text(overall.ece)),
     ]
     cards += [
-        (f"Errors caught at {point.budget:.0%}", _fmt(point.error_capture))
+        (f"Errors caught at {point.budget:.0%}", percent_text(point.error_capture))
         for point in calibration.review.budgets
     ]
     page.add(html_cards(cards))
@@ -123,10 +120,10 @@ def add_calibration(page: Page, calibration: ConfidenceCalibration | Mapping[str
                         template,
                         str(stats.n),
                         str(stats.errors),
-                        _fmt(stats.accuracy),
-                        _fmt(stats.auroc),
-                        _fmt(stats.brier),
-                        _fmt(stats.ece),
+                        metric_text(stats.accuracy),
+                        metric_text(stats.auroc),
+                        metric_text(stats.brier),
+                        metric_text(stats.ece),
                     ]
                     for template, stats in ranked
                 ),
@@ -180,7 +177,7 @@ def add_disagreement(page: Page, budget: DisagreementBudget | None) -> None:
                     item.metric,
                     item.panel_verdict,
                     item.truth,
-                    f"{item.disagreement:.2f}",
+                    score_text(item.disagreement),
                 ]
                 for item in budget.order[:MAX_TABLE_ROWS]
             ),

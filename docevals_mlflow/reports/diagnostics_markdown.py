@@ -12,6 +12,7 @@ from docevals_mlflow.core.diagnostics import (
     DisagreementBudget,
     ReviewBudget,
 )
+from docevals_mlflow.core.formatting import count_text, metric_text, percent_text, score_text
 from docevals_mlflow.core.reports import EvaluationReport, SuiteReport
 from docevals_mlflow.reports.markdown import table
 
@@ -25,14 +26,6 @@ _OUTCOME_TEXT = {
     "inconclusive": "inconclusive: the rerun is uncertain",
     "not_rerun": "not rerun",
 }
-
-
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def counterfactual_section(stages: Sequence[EvaluationReport]) -> list[str]:
@@ -76,7 +69,7 @@ def _counterfactual_table(report: SuiteReport) -> list[str]:
             summary.counterfactual.caused_by_upstream,
             summary.counterfactual.independent_failure,
             summary.counterfactual.inconclusive + summary.counterfactual.not_rerun,
-            _share(summary.counterfactual.caused_by_upstream_rate),
+            percent_text(summary.counterfactual.caused_by_upstream_rate),
         )
         for stage_id, summary in report.stages.items()
         if summary.counterfactual is not None
@@ -129,10 +122,10 @@ def cascades_section(edges: Sequence[CascadeEdge] | None) -> list[str]:
                 edge.pipelines,
                 edge.upstream_failures,
                 edge.co_failures,
-                _share(edge.co_failure_rate),
-                _share(edge.baseline_failure_rate),
+                percent_text(edge.co_failure_rate),
+                percent_text(edge.baseline_failure_rate),
                 f"{edge.caused} / {edge.independent} / {edge.undecided}",
-                _share(edge.caused_rate),
+                percent_text(edge.caused_rate),
             )
             for edge in shown
         ),
@@ -154,8 +147,8 @@ def budget_lines(review: ReviewBudget, *, unit: str) -> list[str]:
             (
                 f"{point.budget:.0%}",
                 point.reviewed,
-                f"{point.errors_caught:.1f}",
-                _share(point.error_capture),
+                count_text(point.errors_caught),
+                percent_text(point.error_capture),
             )
             for point in review.budgets
         ),
@@ -172,9 +165,11 @@ def budget_lines(review: ReviewBudget, *, unit: str) -> list[str]:
         (
             (
                 f"{point.target:.0%}",
-                _number(point.threshold),
-                _share(point.review_rate),
-                _share(point.error_capture),
+                # Four decimals, not a score's two: rounding a threshold moves which
+                # items "confidence <= threshold" selects.
+                metric_text(point.threshold),
+                percent_text(point.review_rate),
+                percent_text(point.error_capture),
             )
             for point in review.thresholds
         ),
@@ -205,7 +200,7 @@ def disagreement_section(budget: DisagreementBudget | None) -> list[str]:
                     item.case_id,
                     item.stage_id,
                     item.metric,
-                    f"{item.disagreement:.2f}",
+                    score_text(item.disagreement),
                     item.panel_verdict,
                     item.truth,
                 )
@@ -239,10 +234,11 @@ def calibration_section(calibration: ConfidenceCalibration | Mapping[str, Any] |
         "## 🎚️ Confidence calibration",
         "",
         f"{overall.n} fields with an extraction confidence: accuracy "
-        f"{_share(overall.accuracy)}, mean confidence {_share(overall.mean_confidence)}; "
-        f"AUROC {_number(overall.auroc)} (0.5: confidence says nothing about correctness, "
-        f"1: it separates them perfectly), Brier {_number(overall.brier)}, ECE "
-        f"{_number(overall.ece)} (0: honest confidence).",
+        f"{percent_text(overall.accuracy)}, mean confidence "
+        f"{percent_text(overall.mean_confidence)}; "
+        f"AUROC {metric_text(overall.auroc)} (0.5: confidence says nothing about correctness, "
+        f"1: it separates them perfectly), Brier {metric_text(overall.brier)}, ECE "
+        f"{metric_text(overall.ece)} (0: honest confidence).",
         "",
     ]
     lines += [f"- {note}" for note in calibration.notes]
@@ -260,10 +256,10 @@ def calibration_section(calibration: ConfidenceCalibration | Mapping[str, Any] |
                 template,
                 stats.n,
                 stats.errors,
-                _share(stats.accuracy),
-                _number(stats.auroc),
-                _number(stats.brier),
-                _number(stats.ece),
+                percent_text(stats.accuracy),
+                metric_text(stats.auroc),
+                metric_text(stats.brier),
+                metric_text(stats.ece),
             )
             for template, stats in shown
         ),

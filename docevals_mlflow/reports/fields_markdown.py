@@ -4,7 +4,13 @@ Laid out after the IDP accelerator's evaluation report: a summary dashboard with
 colour ratings and 20-character progress bars, metric tables, per-class, per-field
 and per-list tables, the unpaired ids, the calibration of extraction confidence (when
 rows carry it), per-document attribute tables (wrong rows first) and a short
-explanation of the comparison methods used.
+explanation of the comparison methods used. Newer reports add a settings line (list
+pairing, discovered attributes), warnings for unparsed numbers and for ground truth
+that contradicts the schema, and a section for discovered attributes kept out of the
+figures; each is rendered only when its key is present, so older reports still render.
+
+Expected and predicted values are printed exactly as given (``value_cell``); every
+figure goes through :mod:`docevals_mlflow.core.formatting`.
 
 Ratings: 🟢 Excellent ≥ 0.9, 🟡 Good ≥ 0.7, 🟠 Fair ≥ 0.5, 🔴 Poor below. For the
 false alarm and false discovery rates lower is better, so the scale is mirrored:
@@ -22,9 +28,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from docevals_mlflow.core.formatting import (
+    defined_number,
+    metric_text,
+    percent_text,
+    score_text,
+)
 from docevals_mlflow.fields.counts import LOWER_IS_BETTER
 from docevals_mlflow.reports.diagnostics_markdown import calibration_section
-from docevals_mlflow.reports.markdown import cell, table
+from docevals_mlflow.reports.markdown import CellText, cell, table, value_cell
 
 BAR_WIDTH = 20
 FILLED = "█"
@@ -33,6 +45,9 @@ NOT_AVAILABLE = "➖ n/a"
 DISCOVERED_MARK = "🔍"
 MAX_UNPAIRED_IDS = 50
 """Unpaired ids listed per side; the JSON report has all of them."""
+MAX_INVALID_EXAMPLES = 10
+"""Examples of ground truth that contradicts the schema; the JSON report has the rest."""
+FAR_UNDEFINED_MARK = "†"
 
 _RATINGS = ((0.9, "🟢", "Excellent"), (0.7, "🟡", "Good"), (0.5, "🟠", "Fair"))
 _POOR = ("🔴", "Poor")
@@ -87,17 +102,9 @@ _OUTCOME_TEXT = (
 # ---------------------------------------------------------------------------- pieces
 
 
-def _defined(value: Any) -> float | None:
-    # NaN never comes out of the report builder, but a report edited by hand might
-    # carry one; it is as undefined as None.
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return None if math.isnan(value) else float(value)
-
-
 def rating(metric: str, value: float | None) -> str:
     """``🟢 Excellent`` .. ``🔴 Poor`` for a metric value (mirrored for FAR/FDR)."""
-    number = _defined(value)
+    number = defined_number(value)
     if number is None:
         return NOT_AVAILABLE
     if metric in LOWER_IS_BETTER:
@@ -123,26 +130,17 @@ def progress_bar(value: float | None) -> str:
     left a hair below a block boundary (say, a mean of document scores) from losing
     a block.
     """
-    number = _defined(value)
+    number = defined_number(value)
     if number is None:
         return "[" + EMPTY * BAR_WIDTH + "]"
     filled = min(BAR_WIDTH, max(0, math.floor(number * BAR_WIDTH + 1e-9)))
     return "[" + FILLED * filled + EMPTY * (BAR_WIDTH - filled) + "]"
 
 
-def _number(value: Any) -> str:
-    number = _defined(value)
-    return "n/a" if number is None else f"{number:.4f}"
-
-
 def _rated(metric: str, value: Any) -> str:
-    number = _defined(value)
-    return "n/a" if number is None else f"{_icon(metric, number)} {number:.4f}"
-
-
-def _percent(value: float | None) -> str:
-    number = _defined(value)
-    return "n/a" if number is None else f"{number:.1%}"
+    # An undefined metric gets no mark at all: neither a colour nor a "Poor".
+    number = defined_number(value)
+    return "n/a" if number is None else f"{_icon(metric, number)} {metric_text(number)}"
 
 
 def _code(text: Any) -> str:
@@ -152,15 +150,9 @@ def _code(text: Any) -> str:
     return f"`` {plain} ``" if "`" in plain else f"`{plain}`"
 
 
-def _two(value: Any) -> str:
-    number = _defined(value)
-    return "n/a" if number is None else f"{number:.2f}"
-
-
 def _confidence(value: Any) -> str:
-    number = _defined(value)
     # "N/A" (not "n/a") as in the IDP report: confidence absent from the prediction.
-    return "N/A" if number is None else f"{number:.2f}"
+    return "N/A" if defined_number(value) is None else score_text(value)
 
 
 def _matched_of(counts: Mapping[str, int]) -> tuple[int, int]:
@@ -190,12 +182,69 @@ def _dashboard(report: Mapping[str, Any]) -> list[str]:
         f"- **Documents**: {overall['documents']} compared · unpaired: "
         f"{expected_only} expected only, {predicted_only} predicted only",
         f"- **Overall match rate**: {_icon('accuracy', rate)} {matched}/{total} attributes"
-        + (f" {progress_bar(rate)} {_percent(rate)}" if rate is not None else ""),
+        + (f" {progress_bar(rate)} {percent_text(rate)}" if rate is not None else ""),
     ]
     for name, label in METRIC_LABELS.items():
         lines.append(f"- **{label}**: {_gauge(name, metrics.get(name))}")
     lines.append(f"- **Macro F1** (mean of document F1): {_gauge('f1', overall.get('macro_f1'))}")
-    return lines + _undecided(report)
+    return lines + _settings(report) + _undecided(report) + _unparsed(report)
+
+
+_PAIRING_TEXT = {
+    "stickler": "list items paired as Stickler does (`stickler`: a pair below the match "
+    "threshold stays a weak pair, counted FD)",
+    "strict": "list items paired strictly (`strict`: a pair below the match threshold is "
+    "broken up, its items counted missed and extra)",
+}
+
+
+def _settings(report: Mapping[str, Any]) -> list[str]:
+    """One line on the choices that shape the figures: how list items were paired and
+    whether discovered attributes count. Empty for reports from before these existed."""
+    settings = report.get("settings")
+    if not isinstance(settings, Mapping) or not settings:
+        return []
+    parts = []
+    pairing = settings.get("list_pairing")
+    if pairing is not None:
+        parts.append(_PAIRING_TEXT.get(str(pairing), f"list items paired {_code(pairing)}"))
+    discovered = settings.get("discovered")
+    if discovered == "include":
+        parts.append("discovered attributes included in the figures")
+    elif discovered == "exclude":
+        parts.append(
+            "discovered attributes left out of the figures (`--discovered include` puts them back)"
+        )
+    if settings.get("shape_mismatch") == "count":
+        parts.append(
+            "ground truth that contradicts the schema counted and left out "
+            "(`--allow-shape-mismatch`)"
+        )
+    return [f"- **Settings**: {'; '.join(parts)}."] if parts else []
+
+
+def _field_counts(report: Mapping[str, Any], key: str) -> list[str]:
+    return [
+        f"{_code(entry['template'])} {entry[key]}"
+        for entry in report.get("fields", [])
+        if entry.get(key)
+    ]
+
+
+def _unparsed(report: Mapping[str, Any]) -> list[str]:
+    """A warning when values of numeric fields did not read as numbers, naming the
+    fields: usually a ground truth or an extraction writing amounts as free text."""
+    count = int(report["overall"].get("unparsed") or 0)
+    if not count:
+        return []
+    fields = _field_counts(report, "unparsed")
+    return [
+        "",
+        f"> ⚠️ **{count} value(s) not read as numbers**: values of numeric fields that "
+        "do not parse as numbers (currency symbols and thousands separators are allowed), "
+        "so they could not be compared as numbers. Check how the ground truth and the "
+        "extraction write these fields" + (": " + ", ".join(fields) if fields else "") + ".",
+    ]
 
 
 def _undecided(report: Mapping[str, Any]) -> list[str]:
@@ -205,11 +254,7 @@ def _undecided(report: Mapping[str, Any]) -> list[str]:
     count = int(overall.get("undecided") or 0)
     if not count:
         return []
-    fields = [
-        f"{_code(entry['template'])} {entry['undecided']}"
-        for entry in report.get("fields", [])
-        if entry.get("undecided")
-    ]
+    fields = _field_counts(report, "undecided")
     lines = [
         "",
         f"> ⚠️ **{count} comparison(s) not decided**: a SEMANTIC or LLM provider failed. "
@@ -222,11 +267,11 @@ def _undecided(report: Mapping[str, Any]) -> list[str]:
 
 
 def _gauge(metric: str, value: Any) -> str:
-    number = _defined(value)
+    number = defined_number(value)
     if number is None:
         # No bar: an empty one would read as 0, which an undefined metric is not.
         return NOT_AVAILABLE
-    return f"{_icon(metric, number)} {number:.4f} {progress_bar(number)}"
+    return f"{_icon(metric, number)} {metric_text(number)} {progress_bar(number)}"
 
 
 def _metrics_table(report: Mapping[str, Any]) -> list[str]:
@@ -234,7 +279,7 @@ def _metrics_table(report: Mapping[str, Any]) -> list[str]:
     rows: list[Sequence[Any]] = [
         (
             METRIC_LABELS[name],
-            _number(overall["metrics"].get(name)),
+            metric_text(overall["metrics"].get(name)),
             rating(name, overall["metrics"].get(name)),
             _METRIC_NOTES[name],
         )
@@ -243,7 +288,7 @@ def _metrics_table(report: Mapping[str, Any]) -> list[str]:
     rows.append(
         (
             "Macro F1",
-            _number(overall.get("macro_f1")),
+            metric_text(overall.get("macro_f1")),
             rating("f1", overall.get("macro_f1")),
             "mean of per-document F1",
         )
@@ -298,74 +343,187 @@ def _classes_table(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _field_rows_table(fields: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The per-field table; an Unparsed column only when some field has unparsed values."""
+    unparsed = any(entry.get("unparsed") for entry in fields)
+    headers = ["Template", "Method", "TP", "FA", "FD", "FN", "TN", "Precision", "Recall", "F1"]
+    if unparsed:
+        headers.append("Unparsed")
+    headers.append("Discovered")
+    return table(
+        headers,
+        (
+            (
+                entry["template"],
+                entry["method"],
+                *_cells(entry["counts"]),
+                _rated("precision", entry["metrics"].get("precision")),
+                _rated("recall", entry["metrics"].get("recall")),
+                _rated("f1", entry["metrics"].get("f1")),
+                *([int(entry.get("unparsed") or 0)] if unparsed else []),
+                DISCOVERED_MARK if entry.get("discovered") else "",
+            )
+            for entry in fields
+        ),
+    )
+
+
 def _fields_table(report: Mapping[str, Any]) -> list[str]:
     fields: Sequence[Mapping[str, Any]] = report.get("fields", [])
     if not fields:
         return []
-    lines = [
-        "## Fields",
-        "",
-        *table(
-            [
-                "Template",
-                "Method",
-                "TP",
-                "FA",
-                "FD",
-                "FN",
-                "TN",
-                "Precision",
-                "Recall",
-                "F1",
-                "Discovered",
-            ],
-            (
-                (
-                    entry["template"],
-                    entry["method"],
-                    *_cells(entry["counts"]),
-                    _rated("precision", entry["metrics"].get("precision")),
-                    _rated("recall", entry["metrics"].get("recall")),
-                    _rated("f1", entry["metrics"].get("f1")),
-                    DISCOVERED_MARK if entry.get("discovered") else "",
-                )
-                for entry in fields
-            ),
-        ),
-    ]
+    lines = ["## Fields", "", *_field_rows_table(fields)]
     if any(entry.get("discovered") for entry in fields):
         lines += [
             "",
             f"{DISCOVERED_MARK} discovered: the field is in the data but not in the schema, "
             "so it was compared with an inferred rule.",
         ]
+    if any(entry.get("unparsed") for entry in fields):
+        lines += [
+            "",
+            "Unparsed: values of a numeric field, expected or predicted, that do not read "
+            "as numbers.",
+        ]
     return lines
+
+
+def _discovered_section(report: Mapping[str, Any]) -> list[str]:
+    """Attributes in the data but not in the schema, with their own figures.
+
+    Left out of the headline figures unless ``--discovered include``; either way the
+    section says which, so nobody adds them in twice or looks for them in vain.
+    """
+    discovered = report.get("discovered")
+    if not isinstance(discovered, Mapping) or not discovered:
+        return []
+    included = bool(discovered.get("included"))
+    fields: Sequence[Mapping[str, Any]] = discovered.get("fields") or []
+    counts = _cells(discovered.get("counts") or {})
+    metrics: Mapping[str, Any] = discovered.get("metrics") or {}
+    if included:
+        lines = [
+            f"## {DISCOVERED_MARK} Discovered attributes (included in the figures above)",
+            "",
+            "These attributes are in the data but not in the schema; they were compared "
+            "with inferred rules and, with `--discovered include`, are counted in every "
+            "figure above.",
+        ]
+    else:
+        lines = [
+            f"## {DISCOVERED_MARK} Discovered attributes (not in the figures above)",
+            "",
+            "These attributes are in the data but not in the schema; they were compared "
+            "with inferred rules and are left out of every figure above. "
+            "`--discovered include` puts them back.",
+        ]
+    lines += [
+        "",
+        f"Cells: TP {counts[0]} · FA {counts[1]} · FD {counts[2]} · FN {counts[3]} "
+        f"· TN {counts[4]} · precision {_rated('precision', metrics.get('precision'))} "
+        f"· recall {_rated('recall', metrics.get('recall'))} · F1 "
+        f"{_rated('f1', metrics.get('f1'))}.",
+    ]
+    if fields:
+        lines += ["", *_field_rows_table(fields)]
+    return lines
+
+
+def _far_cell(entry: Mapping[str, Any]) -> str:
+    metrics = entry.get("metrics")
+    if not isinstance(metrics, Mapping):
+        return "n/a"
+    far = metrics.get("far")
+    if defined_number(far) is None:
+        # Undefined, not zero: with no list expected empty nothing could be invented.
+        return f"n/a {FAR_UNDEFINED_MARK}"
+    return _rated("far", far)
 
 
 def _lists_table(report: Mapping[str, Any]) -> list[str]:
     lists: Sequence[Mapping[str, Any]] = report.get("lists", [])
     if not lists:
         return []
-    return [
+    pairing = any("pairing" in entry for entry in lists)
+    headers = ["List", "Method"]
+    if pairing:
+        headers.append("Pairing")
+    headers += ["Matched", "Weak", "Missed", "Extra", "Both empty", "F1", "FAR"]
+    lines = [
         "## List items",
         "",
         *table(
-            ["List", "Method", "Matched", "Missed", "Extra"],
+            headers,
             (
                 (
                     entry["template"],
                     entry["method"],
+                    *([entry.get("pairing") or "n/a"] if pairing else []),
                     entry.get("matched", 0),
+                    entry.get("weak", 0),
                     entry.get("missed", 0),
                     entry.get("extra", 0),
+                    entry.get("empty", 0),
+                    _rated("f1", (entry.get("metrics") or {}).get("f1")),
+                    CellText(_far_cell(entry)),
                 )
                 for entry in lists
             ),
         ),
         "",
-        "Matched: expected items paired with a predicted item · Missed: expected items "
-        "left unpaired · Extra: predicted items left unpaired.",
+        "Matched: expected items paired with a predicted item (TP) · Weak: pairs below the "
+        "match threshold (FD) · Missed: expected items left unpaired (FN) · Extra: "
+        "predicted items left unpaired (FA) · Both empty: documents where both lists were "
+        "empty (TN). F1 is over items; FAR is the share of documents expecting the list "
+        "empty where the model invented items.",
     ]
+    if any(_far_cell(entry).endswith(FAR_UNDEFINED_MARK) for entry in lists):
+        lines += ["", f"{FAR_UNDEFINED_MARK} FAR n/a: no document expected this list empty."]
+    return lines
+
+
+def _invalid_expected(report: Mapping[str, Any]) -> list[str]:
+    """Ground truth whose shape contradicts the schema (``--allow-shape-mismatch``):
+    counted and left out of the figures, so it is shown before them."""
+    invalid = report.get("invalid_expected")
+    if not isinstance(invalid, Mapping):
+        return []
+    documents = int(invalid.get("documents") or 0)
+    examples: Sequence[Mapping[str, Any]] = invalid.get("examples") or []
+    if not documents and not examples:
+        return []
+    lines = [
+        "## ⚠️ Ground truth that contradicts the schema",
+        "",
+        f"{documents} document(s) have ground truth whose shape contradicts the schema "
+        "(`--allow-shape-mismatch`): they are counted here and left out of every figure "
+        "below. Fix the ground truth or the schema.",
+    ]
+    shown = examples[:MAX_INVALID_EXAMPLES]
+    if shown:
+        lines += [
+            "",
+            *table(
+                ["Document", "Source", "Line", "Path", "Schema expects", "Found"],
+                (
+                    (
+                        example.get("id"),
+                        example.get("source"),
+                        example.get("line"),
+                        example.get("path"),
+                        example.get("schema"),
+                        value_cell(example.get("found")),
+                    )
+                    for example in shown
+                ),
+            ),
+        ]
+    if len(examples) > len(shown):
+        lines += [
+            "",
+            f"*{len(shown)} of {len(examples)} examples shown; the JSON report has all of them.*",
+        ]
+    return lines
 
 
 def _id_list(ids: Sequence[str]) -> str:
@@ -405,7 +563,7 @@ def _document_order(documents: Sequence[Mapping[str, Any]]) -> list[Mapping[str,
     # Worst first: lowest F1, then documents without any defined F1 (nothing to
     # compare), each group in report order (the sort is stable).
     def key(document: Mapping[str, Any]) -> tuple[int, float]:
-        f1 = _defined(document.get("metrics", {}).get("f1"))
+        f1 = defined_number(document.get("metrics", {}).get("f1"))
         return (1, 0.0) if f1 is None else (0, f1)
 
     return sorted(documents, key=key)
@@ -420,7 +578,7 @@ def _document_section(document: Mapping[str, Any], max_rows: int) -> list[str]:
         f"### Document {_code(document.get('id'))}"
         + (f" ({cell(document_class)})" if document_class is not None else ""),
         "",
-        f"{_icon('f1', f1)} F1 {_number(f1)} · {matched}/{total} attributes matched",
+        f"{_icon('f1', f1)} F1 {metric_text(f1)} · {matched}/{total} attributes matched",
         "",
     ]
     rows: Sequence[Mapping[str, Any]] = document.get("rows", [])
@@ -436,10 +594,10 @@ def _document_section(document: Mapping[str, Any], max_rows: int) -> list[str]:
             (
                 "✅" if _row_matched(row) else "❌",
                 row.get("path"),
-                row.get("expected"),
-                row.get("actual"),
+                value_cell(row.get("expected")),
+                value_cell(row.get("actual")),
                 _confidence(row.get("confidence")),
-                _two(row.get("score")),
+                score_text(row.get("score")),
                 row.get("method"),
                 row.get("reason"),
             )
@@ -485,9 +643,43 @@ def _documents(
     return lines
 
 
+def _all_fields(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Schema and discovered field entries (the latter kept apart when excluded)."""
+    discovered = report.get("discovered")
+    extra = discovered.get("fields") or [] if isinstance(discovered, Mapping) else []
+    return [*report.get("fields", []), *extra]
+
+
+def _pairings(report: Mapping[str, Any]) -> set[str]:
+    pairings = {str(entry["pairing"]) for entry in report.get("lists", []) if "pairing" in entry}
+    settings = report.get("settings")
+    if not pairings and isinstance(settings, Mapping) and settings.get("list_pairing"):
+        pairings.add(str(settings["list_pairing"]))
+    return pairings
+
+
+def _hungarian_text(pairings: set[str]) -> str:
+    """The HUNGARIAN explanation for the pairing rules the report used."""
+    below = {
+        "strict": "with `strict` pairing a pair below the match threshold is broken up, "
+        "its items counted missed (FN) and extra (FA)",
+        "stickler": "with `stickler` pairing a pair below the match threshold stays a weak "
+        "pair and counts as a false discovery (FD)",
+    }
+    known = [below[name] for name in ("strict", "stickler") if name in pairings]
+    if not known:
+        return METHOD_EXPLANATIONS["HUNGARIAN"]
+    return (
+        "list items are paired one-to-one by optimal assignment on their similarity; "
+        + "; ".join(known)
+        + ". Items left over are missed (FN) or extra (FA), and the fields of paired items "
+        "are compared with their own methods."
+    )
+
+
 def _method_names(report: Mapping[str, Any]) -> list[str]:
     used: set[str] = set()
-    for entry in report.get("fields", []):
+    for entry in _all_fields(report):
         name = entry.get("method_name")
         if isinstance(name, str):
             used.add(name)
@@ -500,8 +692,12 @@ def _method_names(report: Mapping[str, Any]) -> list[str]:
 
 def _explanations(report: Mapping[str, Any]) -> list[str]:
     lines = ["## Method explanations", ""]
-    lines += [f"- **{name}**: {METHOD_EXPLANATIONS[name]}" for name in _method_names(report)]
-    if any(entry.get("discovered") for entry in report.get("fields", [])):
+    lines += [
+        f"- **{name}**: "
+        + (_hungarian_text(_pairings(report)) if name == "HUNGARIAN" else METHOD_EXPLANATIONS[name])
+        for name in _method_names(report)
+    ]
+    if any(entry.get("discovered") for entry in _all_fields(report)):
         lines.append(
             f"- {DISCOVERED_MARK} **Discovered** fields are not in the schema; they are "
             "compared with inferred rules (strings FUZZY 0.85, numbers NUMERIC_EXACT 0.01, "
@@ -543,11 +739,18 @@ def render_fields_markdown(
         f"{_code(schema.get('version', 'n/a'))} (SHA-256 "
         f"{_code(digest[:12]) if digest else 'n/a'})",
         "",
-        *_dashboard(report),
-        "",
-        *_metrics_table(report),
     ]
-    for section in (_classes_table, _fields_table, _lists_table, _unpaired):
+    invalid = _invalid_expected(report)
+    if invalid:
+        lines += [*invalid, ""]
+    lines += [*_dashboard(report), "", *_metrics_table(report)]
+    for section in (
+        _classes_table,
+        _fields_table,
+        _discovered_section,
+        _lists_table,
+        _unpaired,
+    ):
         part = section(report)
         if part:
             lines += ["", *part]

@@ -1,11 +1,22 @@
-"""Markdown renderings of case, pipeline and suite reports."""
+"""Markdown renderings of case, pipeline and suite reports, and the table cells every
+Markdown report shares.
+
+Field values are printed exactly as given (:func:`value_cell`); metrics and rates go
+through :mod:`docevals_mlflow.core.formatting` before they reach a cell.
+"""
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from docevals_mlflow.core.formatting import (
+    count_text,
+    metric_text,
+    percent_text,
+    value_text,
+)
 from docevals_mlflow.core.reports import (
     EvaluationReport,
     PipelineEvaluationReport,
@@ -16,24 +27,77 @@ from docevals_mlflow.core.results import MetricResult
 VERDICT_ICONS = {"pass": "✅", "fail": "❌", "uncertain": "⚠️", "not_applicable": "➖"}
 MAX_FIELD_ROWS = 50
 """Field rows shown per metric; the JSON report always has all of them."""
+MAX_CELL_CHARS = 500
+"""Text longer than this is cut in a table cell, visibly (``… (+312 chars)``); the
+JSON report has it whole. Numbers are never cut."""
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+# Inline Markdown that would change how a value reads once rendered, and only that,
+# so that ordinary values stay clean in the raw text: emphasis and code marks, an
+# underscore at a word's edge (inside a word, as in INV_2024_001, it is plain text),
+# "<" opening a tag, "](" or "][" closing a link, and entities ("&amp;" would render as
+# "&"). A backslash before ASCII punctuation is a CommonMark escape: the rendered text
+# is the value itself.
+_INLINE_MARKUP = re.compile(
+    r"[`*~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|<(?=[A-Za-z/!?])|\](?=[(\[])|&(?=#?[0-9A-Za-z]+;)"
+)
+
+
+class CellText(str):
+    """Text already escaped for a table cell: :func:`cell` leaves it alone."""
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_CELL_CHARS:
+        return text
+    return f"{text[:MAX_CELL_CHARS]}… (+{len(text) - MAX_CELL_CHARS} chars)"
+
+
+def _escaped(text: str, *, markup: bool = False) -> str:
+    # Backslashes first, or the escapes added after them would be doubled.
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    if markup:
+        text = _INLINE_MARKUP.sub(lambda match: "\\" + match.group(), text)
+    # <br> keeps a multi-line value on its lines inside the one-line table row; it is
+    # added last so that its "<" is not escaped.
+    return _NEWLINE.sub("<br>", text)
 
 
 def cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell."""
+    """Text safe inside a Markdown table cell: ``|``, backslashes and line breaks
+    escaped, ``None`` as ``n/a``, text over :data:`MAX_CELL_CHARS` cut visibly.
+
+    Anything that is not text is written exactly (see
+    :func:`~docevals_mlflow.core.formatting.value_text`), so a metric must be
+    formatted before it gets here.
+    """
+    if isinstance(value, CellText):
+        return value
     if value is None:
         return "n/a"
-    if isinstance(value, float):
-        text = f"{value:.4g}"
-    elif isinstance(value, str):
-        text = value
-    else:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
-    return text if len(text) <= 120 else text[:117] + "..."
+    if isinstance(value, str):
+        return _escaped(_capped(value))
+    return _escaped(value_text(value))
+
+
+def value_cell(value: Any) -> CellText:
+    """A field value (expected, predicted) as a table cell, exactly as given.
+
+    Numbers keep every digit and are never cut; other values are cut only past
+    :data:`MAX_CELL_CHARS`, saying how much was left out. Beyond :func:`cell`,
+    the inline Markdown that would change the rendered text is escaped (emphasis,
+    code, tags, links, entities), so that the rendered cell reads as the value does.
+    """
+    if value is None:
+        return CellText("n/a")
+    text = value_text(value)
+    if not isinstance(value, bool | int | float):
+        text = _capped(text)
+    return CellText(_escaped(text, markup=True))
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    """A Markdown table as lines."""
+    """A Markdown table as lines (cells through :func:`cell`)."""
     lines = [
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---" for _ in headers) + "|",
@@ -43,8 +107,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
 
 
 def figure_text(value: float | None) -> str:
-    """A figure to four decimals, or ``n/a`` when it is undefined."""
-    return "n/a" if value is None else f"{value:.4f}"
+    """A metric to four decimals, or ``n/a`` when it is undefined (the shared
+    :func:`~docevals_mlflow.core.formatting.metric_text`, under the name the field and
+    split layouts import)."""
+    return metric_text(value)
 
 
 def verdict_text(verdict: str) -> str:
@@ -57,10 +123,13 @@ def _short(digest: str | None) -> str:
 
 
 def _scores_text(result: MetricResult) -> str:
-    return ", ".join(
-        f"{name}={'n/a' if value is None else f'{value:.4g}'}"
-        for name, value in result.scores.items()
-    )
+    return ", ".join(f"{name}={metric_text(value)}" for name, value in result.scores.items())
+
+
+def _usage_text(name: str, value: float) -> str:
+    # Tokens and requests are counts (summed as floats); a cost is money, shown to the
+    # cent's hundredth as the CLI prints it, not as a metric.
+    return f"{value:.4f}" if name == "cost_usd" else count_text(value)
 
 
 def _counts_text(result: MetricResult) -> str:
@@ -149,8 +218,8 @@ def _case_sections(report: EvaluationReport, level: int) -> list[str]:
                         row.get("status"),
                         row.get("outcome"),
                         row.get("path"),
-                        row.get("expected"),
-                        row.get("predicted"),
+                        value_cell(row.get("expected")),
+                        value_cell(row.get("predicted")),
                         row.get("reference_id"),
                     )
                     for row in rows[:MAX_FIELD_ROWS]
@@ -306,7 +375,7 @@ def render_suite_markdown(report: SuiteReport) -> str:
         f"# Suite `{report.suite_id}`",
         "",
         f"**Cases:** {report.case_count} · **Stages evaluated:** {report.stage_count} · "
-        f"**Human review rate:** {report.human_review_rate:.1%}",
+        f"**Human review rate:** {percent_text(report.human_review_rate)}",
         "",
         "## Verdicts",
         "",
@@ -325,17 +394,17 @@ def render_suite_markdown(report: SuiteReport) -> str:
             (
                 stage_id,
                 summary.count,
-                f"{summary.pass_rate:.1%}",
-                f"{summary.fail_rate:.1%}",
-                f"{summary.uncertain_rate:.1%}",
-                f"{summary.not_applicable_rate:.1%}",
+                percent_text(summary.pass_rate),
+                percent_text(summary.fail_rate),
+                percent_text(summary.uncertain_rate),
+                percent_text(summary.not_applicable_rate),
                 ", ".join(
                     f"{context}: {count}"
                     for context, count in summary.failure_contexts.items()
                     if count and context != "none"
                 )
                 or "none",
-                f"{summary.human_review_rate:.1%}",
+                percent_text(summary.human_review_rate),
             )
             for stage_id, summary in report.stages.items()
         ),
@@ -347,10 +416,12 @@ def render_suite_markdown(report: SuiteReport) -> str:
             (
                 name,
                 summary.count,
-                f"{summary.pass_rate:.1%}",
-                f"{summary.human_review_rate:.1%}",
+                percent_text(summary.pass_rate),
+                percent_text(summary.human_review_rate),
                 summary.error_count,
-                ", ".join(f"{score}={value:.4g}" for score, value in summary.score_means.items())
+                ", ".join(
+                    f"{score}={metric_text(value)}" for score, value in summary.score_means.items()
+                )
                 or "n/a",
             )
             for name, summary in report.metrics.items()
@@ -363,6 +434,9 @@ def render_suite_markdown(report: SuiteReport) -> str:
     lines += table(["Producer", "Stages"], report.producers.items())
     if report.usage:
         lines += ["", "## Usage", ""]
-        lines += table(["What", "Total"], report.usage.items())
+        lines += table(
+            ["What", "Total"],
+            ((name, _usage_text(name, value)) for name, value in report.usage.items()),
+        )
     lines += ["", f"*docevals-mlflow {report.package_version}*"]
     return "\n".join(lines) + "\n"

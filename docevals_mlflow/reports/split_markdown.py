@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.reports.fields_markdown import (
     BAR_WIDTH,
     EMPTY,
@@ -27,7 +28,7 @@ from docevals_mlflow.reports.fields_markdown import (
     NOT_AVAILABLE,
     rating,
 )
-from docevals_mlflow.reports.markdown import cell, figure_text
+from docevals_mlflow.reports.markdown import cell
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.classes import MISSING_LABEL_TEXT, ClassReport
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
@@ -91,7 +92,7 @@ def _counted_bar(correct: int, total: int) -> str:
 
 
 def _rated(value: float | None) -> str:
-    return "n/a" if value is None else f"{_icon(value)} {value:.4f}"
+    return "n/a" if value is None else f"{_icon(value)} {metric_text(value)}"
 
 
 def _pages(pages: Sequence[int]) -> str:
@@ -137,7 +138,7 @@ def _summary(report: SplitReport) -> list[str]:
     batch = report.packet_count > 1
 
     def macro(value: float | None) -> str:
-        return f" · macro {figure_text(value)}" if batch else ""
+        return f" · macro {metric_text(value)}" if batch else ""
 
     return [
         "## 🎯 Split Classification Summary",
@@ -186,12 +187,12 @@ def _metrics(report: SplitReport) -> list[str]:
     ):
         row: list[Any] = [
             label,
-            figure_text(figure.accuracy),
+            metric_text(figure.accuracy),
             _Raw(rating("accuracy", figure.accuracy)),
             f"{correct}/{total} {unit}",
         ]
         if batch:
-            row.append(figure_text(figure.macro_accuracy))
+            row.append(metric_text(figure.macro_accuracy))
         rows.append(row)
     return ["## 📊 Split Classification Metrics", "", *_seed_table(headers, align, rows)]
 
@@ -203,8 +204,8 @@ def _beyond(report: SplitReport) -> list[str]:
         (
             "Boundary F1",
             boundaries.f1,
-            f"precision {figure_text(boundaries.precision)} · "
-            f"recall {figure_text(boundaries.recall)} · "
+            f"precision {metric_text(boundaries.precision)} · "
+            f"recall {metric_text(boundaries.recall)} · "
             f"{boundaries.tp} found, {boundaries.fn} missed, {boundaries.fp} spurious",
         ),
         (
@@ -212,8 +213,8 @@ def _beyond(report: SplitReport) -> list[str]:
             matching.exact.f1,
             f"{matching.exact.tp} exact of {matching.expected_sections} expected / "
             f"{matching.predicted_sections} predicted sections · precision "
-            f"{figure_text(matching.exact.precision)} · "
-            f"recall {figure_text(matching.exact.recall)}",
+            f"{metric_text(matching.exact.precision)} · "
+            f"recall {metric_text(matching.exact.recall)}",
         ),
         (
             "Section F1, one-to-one (with order)",
@@ -229,35 +230,35 @@ def _beyond(report: SplitReport) -> list[str]:
         (
             "Page class macro F1",
             classes.macro_f1,
-            f"micro F1 {figure_text(classes.micro_f1)} over {len(classes.classes)} classes",
+            f"micro F1 {metric_text(classes.micro_f1)} over {len(classes.classes)} classes",
         ),
         (
             "V-measure",
             graded.v_measure,
-            f"homogeneity {figure_text(graded.homogeneity)} · completeness "
-            f"{figure_text(graded.completeness)}",
+            f"homogeneity {metric_text(graded.homogeneity)} · completeness "
+            f"{metric_text(graded.completeness)}",
         ),
         (
             "Adjusted Rand index",
             graded.adjusted_rand_index,
-            f"Rand index {figure_text(graded.rand_index)}",
+            f"Rand index {metric_text(graded.rand_index)}",
         ),
         ("Page order (Kendall τ-b)", graded.kendall_tau, "mean over expected sections"),
         (
             "Packet score",
             graded.packet_score,
-            f"½ clustering ({figure_text(graded.clustering_score)}) + ½ ordering",
+            f"½ clustering ({metric_text(graded.clustering_score)}) + ½ ordering",
         ),
     ]
     if report.packet_count > 1:
-        rows[0] = (*rows[0][:2], rows[0][2] + f" · macro F1 {figure_text(boundaries.macro_f1)}")
-        rows[1] = (*rows[1][:2], rows[1][2] + f" · macro F1 {figure_text(matching.macro_f1)}")
+        rows[0] = (*rows[0][:2], rows[0][2] + f" · macro F1 {metric_text(boundaries.macro_f1)}")
+        rows[1] = (*rows[1][:2], rows[1][2] + f" · macro F1 {metric_text(matching.macro_f1)}")
     lines = ["## 🔍 Beyond the Seed", ""]
     lines += _seed_table(
         ["Metric", "Value", "Rating", "Detail"],
         ["l", "c", "c", "l"],
         (
-            (label, figure_text(value), _Raw(rating("accuracy", value)), detail)
+            (label, metric_text(value), _Raw(rating("accuracy", value)), detail)
             for label, value, detail in rows
         ),
     )
@@ -282,9 +283,9 @@ def _classes(classes: ClassReport) -> list[str]:
                 name,
                 str(score.support),
                 str(score.predicted),
-                figure_text(score.precision),
-                figure_text(score.recall),
-                figure_text(score.f1),
+                metric_text(score.precision),
+                metric_text(score.recall),
+                metric_text(score.f1),
                 _Raw(rating("f1", score.f1)),
             )
             for name, score in classes.classes.items()
@@ -363,11 +364,11 @@ def _packets(report: SplitReport) -> list[str]:
                 packet.id,
                 str(packet.page_level_accuracy.total_pages),
                 _Raw(_rated(packet.page_level_accuracy.accuracy)),
-                figure_text(packet.split_accuracy_without_order.accuracy),
-                figure_text(packet.split_accuracy_with_order.accuracy),
-                figure_text(packet.boundaries.f1),
-                figure_text(packet.matching.exact.f1),
-                figure_text(packet.graded.packet_score),
+                metric_text(packet.split_accuracy_without_order.accuracy),
+                metric_text(packet.split_accuracy_with_order.accuracy),
+                metric_text(packet.boundaries.f1),
+                metric_text(packet.matching.exact.f1),
+                metric_text(packet.graded.packet_score),
             )
             for packet in shown
         ),

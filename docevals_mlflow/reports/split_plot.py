@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from docevals_mlflow.core.formatting import metric_text, percent_text
 from docevals_mlflow.reports.html import Page, axis_labels, html_note
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.classes import MISSING_LABEL_TEXT, ConfusionMatrix
@@ -43,7 +44,7 @@ def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
     hover = [
         [
             f"expected {names[r]}<br>predicted {names[c]}<br>{cells[r][c]} pages"
-            f" ({shares[r][c]:.1%} of expected {names[r]})"
+            f" ({percent_text(shares[r][c])} of expected {names[r]})"
             for c in range(len(keep))
         ]
         for r in range(len(keep))
@@ -91,12 +92,11 @@ def render_split_heatmap(report: SplitReport | PacketSplitReport) -> str:
     """A self-contained HTML page with the confusion-matrix heatmap of a split report."""
     batch = summarize([report]) if isinstance(report, PacketSplitReport) else report
     pages = batch.page_level_accuracy
-    accuracy = "n/a" if pages.accuracy is None else f"{pages.accuracy:.4f}"
     summary = (
         f"{batch.packet_count} packet{'s' if batch.packet_count != 1 else ''} · "
-        f"{pages.total_pages} pages · page-level accuracy {accuracy} "
+        f"{pages.total_pages} pages · page-level accuracy {metric_text(pages.accuracy)} "
         f"({pages.correct_pages}/{pages.total_pages}) · class macro F1 "
-        + ("n/a" if batch.classes.macro_f1 is None else f"{batch.classes.macro_f1:.4f}")
+        + metric_text(batch.classes.macro_f1)
     )
     page = Page("Document split classification: confusion matrix")
     page.add(html_note(summary))

@@ -6,14 +6,18 @@ single-machine path builds from the same documents. Entries are ordered by where
 they first appear in the input (the ``_order`` of the first document that has
 them, then the position inside it), which is the order in which one machine
 meets them; the report therefore lists classes, fields and lists identically.
+
+Documents whose ground truth has the wrong shape (``_invalid``) are counted apart and
+left out of every other figure; discovered fields left out of the document figures
+(``apart`` cells) are summed into the batch's ``discovered`` entries only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.fields.batch import (
@@ -26,26 +30,40 @@ from docevals_mlflow.fields.batch import (
 from docevals_mlflow.fields.compare import DocumentComparison, FieldInfo
 from docevals_mlflow.fields.counts import Counts, ItemCounts
 from docevals_mlflow.fields.processes import PortableNode
-from docevals_mlflow.spark.columns import CELLS
+from docevals_mlflow.fields.shapes import MAX_INVALID_EXAMPLES
+from docevals_mlflow.spark.columns import CELLS, INFO, ITEMS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-INFO = ("method", "threshold", "discovered", "kind")
+Locate = Callable[[Sequence[tuple[int, str]]], list[tuple[str | None, str | None]]]
+"""Where documents sit in their input: ``(_order, id)`` pairs → ``(source, place)``
+each (the file, and ``line N`` or ``row N``), for the wrong-shaped ones a report
+describes."""
 
 
 def _cell_sums(functions: Any) -> list[Any]:
-    return [functions.sum(name).alias(name) for name in (*CELLS, "undecided")]
+    return [functions.sum(name).alias(name) for name in (*CELLS, "undecided", "unparsed")]
 
 
 def _counts(row: Any) -> Counts:
     return Counts(*(int(row[name] or 0) for name in CELLS))
 
 
-def first_failure(results: DataFrame) -> DocEvalsError | None:
-    """The error to raise for these results, as one machine would raise it: the
-    first document (in input order) that failed, or the second occurrence of a
-    repeated id, whichever comes first; ``None`` when there is neither."""
+class ResultCheck(NamedTuple):
+    """What the driver learns from one pass over the results before aggregating."""
+
+    failure: DocEvalsError | None
+    """The error to raise (see :func:`check_results`), or ``None``."""
+    invalid: int
+    """Documents whose ground truth has the wrong shape (not scored)."""
+
+
+def check_results(results: DataFrame) -> ResultCheck:
+    """The error to raise for these results, as one machine would raise it (the
+    first document, in input order, that failed, or the second occurrence of a
+    repeated id, whichever comes first; ``None`` when there is neither), and how
+    many documents have ground truth of the wrong shape."""
     from pyspark.sql import functions as F
 
     # One pass in the usual case (no error, no repeated id); the details only when needed.
@@ -53,8 +71,15 @@ def first_failure(results: DataFrame) -> DocEvalsError | None:
         F.count(F.lit(1)).alias("documents"),
         F.count_distinct("id").alias("ids"),
         F.min(F.when(F.col("_error").isNotNull(), F.col("_order"))).alias("failed"),
+        F.count(F.when(F.col("_error").isNull(), F.col("_invalid"))).alias("invalid"),
     ).first()
     assert summary is not None
+    return ResultCheck(_failure(results, summary), int(summary["invalid"] or 0))
+
+
+def _failure(results: DataFrame, summary: Any) -> DocEvalsError | None:
+    from pyspark.sql import functions as F
+
     failed_order = summary["failed"]
     duplicate = None
     if summary["ids"] < summary["documents"]:
@@ -102,6 +127,33 @@ class SparkBatchComparison(BatchComparison):
         return self.counted
 
 
+def scored(results: DataFrame) -> DataFrame:
+    """The documents that count: compared, and with ground truth of the right shape."""
+    from pyspark.sql import functions as F
+
+    return results.where(F.col("_error").isNull() & F.col("_invalid").isNull())
+
+
+def invalid_examples(results: DataFrame, locate: Locate | None = None) -> list[dict[str, Any]]:
+    """The first :data:`MAX_INVALID_EXAMPLES` wrong-shaped documents, in input order,
+    as one machine describes them (``source`` and ``line`` from ``locate``)."""
+    from pyspark.sql import functions as F
+
+    rows = (
+        results.where(F.col("_error").isNull() & F.col("_invalid").isNotNull())
+        .select("_order", "id", "_invalid")
+        .orderBy("_order")
+        .limit(MAX_INVALID_EXAMPLES)
+        .collect()
+    )
+    examples = [json.loads(row["_invalid"]) for row in rows]
+    if locate is not None and rows:
+        places = locate([(row["_order"], row["id"]) for row in rows])
+        for example, (source, place) in zip(examples, places, strict=True):
+            example["source"], example["line"] = source, place
+    return examples
+
+
 def aggregate(
     results: DataFrame,
     batch: SparkBatchComparison,
@@ -109,7 +161,8 @@ def aggregate(
     ordered: bool = True,
     collect_documents: bool = True,
 ) -> None:
-    """Fill ``batch`` (created empty) with the figures of ``results``, computed by Spark.
+    """Fill ``batch`` (created empty, its wrong-shaped documents already counted) with
+    the figures of ``results``, computed by Spark.
 
     Three aggregations (per class and F1 denominator, per class and field, per list)
     and, with ``collect_documents``, one pass that streams a :class:`DocumentSummary`
@@ -118,23 +171,10 @@ def aggregate(
     """
     from pyspark.sql import functions as F
 
-    ok = results.where(F.col("_error").isNull())
+    ok = scored(results)
     _classes(ok, batch)
     _fields(ok, batch)
-
-    items = ok.select("_order", F.explode("_items").alias("i")).select("_order", "i.*")
-    for row in (
-        items.groupBy("template")
-        .agg(
-            F.min(F.struct("_order", "position")).alias("first"),
-            F.min_by("label", F.struct("_order", "position")).alias("label"),
-            *(F.sum(name).alias(name) for name in ("matched", "missed", "extra")),
-        )
-        .orderBy("first")
-        .collect()
-    ):
-        batch.lists[row["template"]] = ItemCounts(row["matched"], row["missed"], row["extra"])
-        batch.list_labels[row["template"]] = row["label"]
+    _lists(ok, batch)
 
     if batch.undecided:
         reasons = (
@@ -175,7 +215,7 @@ def _classes(ok: DataFrame, batch: BatchComparison) -> None:
             F.count(F.lit(1)).alias("documents"),
             F.sum("_f1_num").alias("numerator"),
             F.min_by("configured", "_order").alias("configured"),
-            *_cell_sums(F),
+            *(F.sum(name).alias(name) for name in (*CELLS, "undecided")),
         )
         .orderBy("first")
         .collect()
@@ -187,9 +227,10 @@ def _classes(ok: DataFrame, batch: BatchComparison) -> None:
         counts = _counts(row)
         entry.documents += row["documents"]
         entry.counts.add(counts)
-        entry.undecided += int(row["undecided"] or 0)
-        batch.counts.add(counts)
+        # Every undecided comparison counts overall; the class's own (without
+        # discovered fields left out) come from its fields.
         batch.undecided += int(row["undecided"] or 0)
+        batch.counts.add(counts)
         denominator = int(row["_f1_den"])
         if denominator:
             numerator = int(row["numerator"])
@@ -201,14 +242,15 @@ def _classes(ok: DataFrame, batch: BatchComparison) -> None:
 
 def _fields(ok: DataFrame, batch: BatchComparison) -> None:
     """Batch-wide entries per (template, method) and class entries per template, from
-    one aggregation per (class, template, method)."""
+    one aggregation per (class, template, method); discovered fields left out of the
+    figures (``apart``) go to the batch's discovered entries only."""
     from pyspark.sql import functions as F
 
     order = F.struct("_order", "position")
     rows = (
         ok.select("_order", "class", F.explode("_cells").alias("c"))
         .select("_order", "class", "c.*")
-        .groupBy("class", "template", "label")
+        .groupBy("apart", "class", "template", "label")
         .agg(
             F.min(order).alias("first"),
             F.min_by(F.struct(*INFO), order).alias("info"),
@@ -219,38 +261,49 @@ def _fields(ok: DataFrame, batch: BatchComparison) -> None:
     )
     # In order of first appearance, so the first row of a key carries its info.
     for row in rows:
-        counts, undecided = _counts(row), int(row["undecided"] or 0)
         key = (row["template"], row["label"])
-        entry = batch.fields.get(key)
-        if entry is None:
-            batch.fields[key] = _field(row)
-        else:
-            entry.counts.add(counts)
-            entry.undecided += undecided
-        class_fields = batch.classes[row["class"]].fields
-        entry = class_fields.get(row["template"])
-        if entry is None:
-            class_fields[row["template"]] = _field(row)
-        else:
-            entry.counts.add(counts)
-            entry.undecided += undecided
+        unparsed = int(row["unparsed"] or 0)
+        batch.unparsed += unparsed
+        if row["apart"]:
+            _add_field(batch.discovered_fields, key, row)
+            batch.discovered_counts.add(_counts(row))
+            continue
+        _add_field(batch.fields, key, row)
+        aggregate = batch.classes[row["class"]]
+        _add_field(aggregate.fields, row["template"], row)
+        aggregate.undecided += int(row["undecided"] or 0)
 
 
-def _field(row: Any) -> FieldAggregate:
-    info = row["info"]
-    entry = FieldAggregate(
-        FieldInfo(
-            row["template"],
-            info["method"],
-            row["label"],
-            info["threshold"],
-            info["discovered"],
-            info["kind"],
+def _add_field(entries: dict[Any, FieldAggregate], key: Any, row: Any) -> None:
+    entry = entries.get(key)
+    if entry is None:
+        entry = entries[key] = FieldAggregate(_info(row["template"], row["label"], row["info"]))
+    entry.counts.add(_counts(row))
+    entry.undecided += int(row["undecided"] or 0)
+    entry.unparsed += int(row["unparsed"] or 0)
+
+
+def _lists(ok: DataFrame, batch: BatchComparison) -> None:
+    """The six item counts per list template, and the list's description (from the
+    first document that has it)."""
+    from pyspark.sql import functions as F
+
+    order = F.struct("_order", "position")
+    items = ok.select("_order", F.explode("_items").alias("i")).select("_order", "i.*")
+    for row in (
+        items.groupBy("template")
+        .agg(
+            F.min(order).alias("first"),
+            F.min_by(F.struct("label", *INFO), order).alias("info"),
+            *(F.sum(name).alias(name) for name in ITEMS),
         )
-    )
-    entry.counts = _counts(row)
-    entry.undecided = int(row["undecided"] or 0)
-    return entry
+        .orderBy("first")
+        .collect()
+    ):
+        template, info = row["template"], row["info"]
+        batch.lists[template] = ItemCounts(*(int(row[name] or 0) for name in ITEMS))
+        batch.list_labels[template] = info["label"]
+        batch.list_infos[template] = _info(template, info["label"], info)
 
 
 def _in_order(frame: DataFrame, ordered: bool) -> Iterator[Any]:
@@ -277,38 +330,27 @@ def _in_order(frame: DataFrame, ordered: bool) -> Iterator[Any]:
 
 
 def documents_with_rows(results: DataFrame, *, ordered: bool) -> Iterator[DocumentComparison]:
-    """Every compared document with its cells and rows, in input order (for reports)."""
-    from pyspark.sql import functions as F
-
+    """Every scored document with its cells and rows, in input order (for reports)."""
     nodes: dict[tuple[Any, ...], PortableNode] = {}
-    frame = results.where(F.col("_error").isNull()).select(
+    frame = scored(results).select(
         "_order", "id", "class", "configured", "undecided", "_cells", "_items", "rows", "_reasons"
     )
     for row in _in_order(frame, ordered):
         fields = {}
         cells = {}
+        unparsed = {}
+        included = True
         for cell in row["_cells"]:
             template = cell["template"]
             cells[template] = [int(cell[name]) for name in CELLS]
-            fields[template] = FieldInfo(
-                template,
-                cell["method"],
-                cell["label"],
-                cell["threshold"],
-                cell["discovered"],
-                cell["kind"],
-            )
+            fields[template] = _info(template, cell["label"], cell)
+            if cell["unparsed"]:
+                unparsed[template] = int(cell["unparsed"])
+            included = included and not cell["apart"]
         items = {}
         for item in row["_items"]:
-            items[item["template"]] = [
-                int(item["matched"]),
-                int(item["missed"]),
-                int(item["extra"]),
-            ]
-            fields.setdefault(
-                item["template"],
-                FieldInfo(item["template"], "HUNGARIAN", item["label"], None, False, "list"),
-            )
+            items[item["template"]] = [int(item[name]) for name in ITEMS]
+            fields.setdefault(item["template"], _info(item["template"], item["label"], item))
         rows = []
         for leaf in row["rows"] or ():
             key = (leaf["template"], leaf["method"], leaf["threshold"], leaf["discovered"])
@@ -337,4 +379,20 @@ def documents_with_rows(results: DataFrame, *, ordered: bool) -> Iterator[Docume
             rows=rows if row["rows"] is not None else None,
             undecided={"": int(row["undecided"])} if row["undecided"] else {},
             undecided_reasons=list(row["_reasons"] or ()),
+            unparsed=unparsed,
+            # Whether discovered fields count in the document's figures: they do
+            # unless one was left out (when there is none, either is right).
+            include_discovered=included,
         )
+
+
+def _info(template: str, label: str, entry: Any) -> FieldInfo:
+    """A :class:`FieldInfo` from a struct with the :data:`INFO` fields."""
+    return FieldInfo(
+        template,
+        entry["method"],
+        label,
+        entry["threshold"],
+        entry["discovered"],
+        entry["kind"],
+    )

@@ -5,9 +5,16 @@ cells ``tp fa fd fn tn``, ``undecided``, the metrics ``precision recall f1 accur
 far fdr`` and (with rows kept) ``rows``, one struct per leaf comparison. Columns
 starting with ``_`` carry what the aggregation needs: the document's position in
 the input (``_order``), its F1 as an exact fraction (``_f1_num / _f1_den``), its
-cells per field template (``_cells``), item counts per list (``_items``), reasons
-for undecided comparisons (``_reasons``) and, for a document that could not be
+cells per field template (``_cells``, with ``apart`` set on a discovered field left
+out of the document's figures, and the template's ``unparsed`` values), the six
+item counts per list with the list's description (``_items``), reasons for
+undecided comparisons (``_reasons``), for a document whose ground truth has the
+wrong shape its :func:`~docevals_mlflow.fields.shapes.invalid_example` (``_invalid``,
+JSON; such a document is not scored) and, for a document that could not be
 compared, the error (``_error``, JSON of :meth:`DocEvalsError.context`).
+
+The cells ``tp fa fd fn tn`` of a document are its figures: discovered fields left
+out (``apart``) are not in them.
 
 In ``rows``, ``expected`` and ``actual`` are JSON text (``"0123"`` and ``123`` stay
 apart), like every value that is not one type across documents.
@@ -17,11 +24,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from docevals_mlflow.fields.counts import ITEM_FIELDS
+
 INPUT_COLUMNS = ("_order", "id", "class", "expected", "predicted", "confidence", "explainability")
 """The columns the executors read, in order (renamed from the caller's)."""
 
 METRICS = ("precision", "recall", "f1", "accuracy", "far", "fdr")
 CELLS = ("tp", "fa", "fd", "fn", "tn")
+ITEMS = ITEM_FIELDS
+"""A list's item counts, in :class:`~docevals_mlflow.fields.counts.ItemCounts` order."""
+INFO = ("method", "threshold", "discovered", "kind")
+"""What describes a field template besides its name and label (see ``FieldInfo``)."""
 
 
 def result_schema() -> Any:
@@ -38,8 +51,10 @@ def result_schema() -> Any:
             ("threshold", pa.float64()),
             ("discovered", pa.bool_()),
             ("kind", pa.string()),
+            ("apart", pa.bool_()),
             *((name, count) for name in CELLS),
             ("undecided", count),
+            ("unparsed", count),
         ]
     )
     item = pa.struct(
@@ -47,9 +62,11 @@ def result_schema() -> Any:
             ("position", pa.int32()),
             ("template", pa.string()),
             ("label", pa.string()),
-            ("matched", count),
-            ("missed", count),
-            ("extra", count),
+            ("method", pa.string()),
+            ("threshold", pa.float64()),
+            ("discovered", pa.bool_()),
+            ("kind", pa.string()),
+            *((name, count) for name in ITEMS),
         ]
     )
     row = pa.struct(
@@ -83,6 +100,7 @@ def result_schema() -> Any:
             ("_items", pa.list_(item)),
             ("rows", pa.list_(row)),
             ("_reasons", pa.list_(pa.string())),
+            ("_invalid", pa.string()),
             ("_error", pa.string()),
         ]
     )

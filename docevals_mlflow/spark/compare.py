@@ -10,16 +10,19 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.fields.batch import BatchComparison
+from docevals_mlflow.fields.batch import BatchComparison, check_shapes, comparison_settings
 from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.fields.parallel import check_deterministic
 from docevals_mlflow.fields.report import REPORT_ROW_FIELDS
-from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.schema import DocumentSchema, ListPairing
+from docevals_mlflow.fields.shapes import DiscoveredPolicy, ShapeMismatchPolicy
 from docevals_mlflow.spark.aggregate import (
+    Locate,
     SparkBatchComparison,
     aggregate,
+    check_results,
     documents_with_rows,
-    first_failure,
+    invalid_examples,
 )
 from docevals_mlflow.spark.columns import INPUT_COLUMNS, result_schema, spark_ddl
 from docevals_mlflow.spark.executor import ExecutorSettings, compare_batches
@@ -29,6 +32,10 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from docevals_mlflow.tracking.runs import LoggedRun
+
+
+CHUNK_SIZE = 256
+"""Documents an executor compares together (list pairing vectorised across them)."""
 
 
 @dataclass
@@ -49,8 +56,12 @@ class SparkFieldComparison:
 
     @property
     def documents(self) -> DataFrame:
-        """Per-document results: id, class, cells, metrics (and ``rows`` when kept)."""
-        return self.results.select(
+        """Per-document results: id, class, cells, metrics (and ``rows`` when kept),
+        for the documents that were scored (not those whose ground truth has the
+        wrong shape: see the report's ``invalid_expected``)."""
+        from pyspark.sql import functions as F
+
+        return self.results.where(F.col("_invalid").isNull()).select(
             *(
                 name
                 for name in self.results.columns
@@ -162,10 +173,13 @@ def compare_documents_spark(
     explainability_col: str | None = None,
     order_col: str | None = None,
     keep_rows: bool = True,
-    chunk_size: int = 256,
+    chunk_size: int = CHUNK_SIZE,
     expected_only: Iterable[str] = (),
     predicted_only: Iterable[str] = (),
     collect_documents: bool = True,
+    list_pairing: ListPairing | None = None,
+    discovered: DiscoveredPolicy = "exclude",
+    shape_mismatch: ShapeMismatchPolicy = "error",
 ) -> SparkFieldComparison:
     """Compare the documents of a Spark DataFrame field by field, on the executors.
 
@@ -187,19 +201,80 @@ def compare_documents_spark(
     empty, and the per-document results stay in ``results`` (write them out with
     Spark).
 
+    ``list_pairing``, ``discovered`` and ``shape_mismatch`` are
+    :func:`~docevals_mlflow.compare_documents`'s (the executors compare with them):
+    discovered fields are left out of the document, class and overall figures
+    unless ``discovered="include"``, and documents whose ground truth has the wrong
+    shape are counted as ``invalid_expected`` (``shape_mismatch="count"``) or, after
+    the comparison, raise the error one machine raises.
+
     Raises:
         InputError: a missing column; the first document (in input order) that
             cannot be read or compared, or a repeated id, with the same message as
             on one machine (``source`` names the column).
+        ShapeMismatchError: ground truth of the wrong shape, with
+            ``shape_mismatch="error"`` (the same message as one machine's).
         ConfigurationError: SEMANTIC or LLM fields (their providers live in one
             process), or a schema that cannot be compiled.
     """
+    return _compare(
+        df,
+        schema,
+        id_col=id_col,
+        expected_col=expected_col,
+        predicted_col=predicted_col,
+        class_col=class_col,
+        confidence_col=confidence_col,
+        explainability_col=explainability_col,
+        order_col=order_col,
+        keep_rows=keep_rows,
+        chunk_size=chunk_size,
+        expected_only=expected_only,
+        predicted_only=predicted_only,
+        collect_documents=collect_documents,
+        list_pairing=list_pairing,
+        discovered=discovered,
+        shape_mismatch=shape_mismatch,
+    )
+
+
+def _compare(
+    df: DataFrame,
+    schema: DocumentSchema | None,
+    *,
+    id_col: str,
+    expected_col: str,
+    predicted_col: str,
+    class_col: str | None,
+    confidence_col: str | None,
+    explainability_col: str | None,
+    order_col: str | None,
+    keep_rows: bool,
+    chunk_size: int,
+    expected_only: Iterable[str],
+    predicted_only: Iterable[str],
+    collect_documents: bool,
+    list_pairing: ListPairing | None,
+    discovered: DiscoveredPolicy,
+    shape_mismatch: ShapeMismatchPolicy,
+    locate: Locate | None = None,
+) -> SparkFieldComparison:
+    """:func:`compare_documents_spark`; ``locate`` says where wrong-shaped documents
+    sit in their input (when it is a file: ``compare_files_spark``)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     schema = schema if schema is not None else DocumentSchema(schema_id="inferred")
     check_deterministic(schema, "Spark")
-    FieldComparer(schema)  # compiles every comparator here, so schema errors surface now
+    # Compiles every comparator here, so schema errors surface now; its key tells the
+    # executors how to build theirs.
+    comparer = FieldComparer(
+        schema,
+        keep_rows=keep_rows,
+        list_pairing=list_pairing,
+        discovered=discovered,
+        shape_mismatch=shape_mismatch,
+    )
     names = {
         "id": id_col,
         "expected": expected_col,
@@ -229,7 +304,7 @@ def compare_documents_spark(
     assert tuple(inputs.columns) == INPUT_COLUMNS
     settings = ExecutorSettings(
         schema=schema,
-        keep_rows=keep_rows,
+        key=comparer.key,
         chunk_size=chunk_size,
         columns={role: name for role, name in names.items() if name is not None},
     )
@@ -238,16 +313,22 @@ def compare_documents_spark(
             partial(compare_batches, settings=settings), spark_ddl(result_schema())
         ).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        failure = first_failure(results)
-        if failure is not None:
-            raise failure
+        check = check_results(results)
+        if check.failure is not None:
+            raise check.failure
         batch = SparkBatchComparison(
             schema_id=schema.schema_id,
             schema_version=schema.version,
             schema_sha256=schema.sha256,
             expected_only=list(expected_only),
             predicted_only=list(predicted_only),
+            settings=comparison_settings(list_pairing, discovered, shape_mismatch),
         )
+        if check.invalid:
+            batch.invalid_documents = check.invalid
+            batch.invalid_examples = invalid_examples(results, locate)
+            # Every document is compared by now, as on one machine before it raises.
+            check_shapes(batch, shape_mismatch)
         aggregate(results, batch, ordered=order_col is None, collect_documents=collect_documents)
     except BaseException:
         results.unpersist()

@@ -20,10 +20,11 @@ from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.leaves import expand_row
-from docevals_mlflow.fields.processes import cached_comparer
+from docevals_mlflow.fields.processes import ComparerKey, cached_comparer
 from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.fields.shapes import invalid_example
 from docevals_mlflow.fields.state import ROW_FIELDS
-from docevals_mlflow.spark.columns import CELLS, METRICS, result_schema
+from docevals_mlflow.spark.columns import CELLS, ITEMS, METRICS, result_schema
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,9 @@ class ExecutorSettings:
     """What every executor needs (pickled with the function Spark ships)."""
 
     schema: DocumentSchema
-    keep_rows: bool
+    key: ComparerKey
+    """The driver's :attr:`FieldComparer.key`: schema fingerprint, rows kept, and the
+    comparison settings (``list_pairing``, ``discovered``, ``shape_mismatch``)."""
     chunk_size: int
     columns: dict[str, str]
     """Input column role (``expected``, ``confidence``...) → the caller's name, for
@@ -43,7 +46,7 @@ def compare_batches(batches: Iterator[Any], settings: ExecutorSettings) -> Itera
     import pyarrow as pa
 
     schema = result_schema()
-    comparer = cached_comparer(settings.schema.sha256, settings.keep_rows, lambda: settings.schema)
+    comparer = cached_comparer(settings.key, lambda: settings.schema)
     for batch in batches:
         # Parsing, comparing and the result rows allocate many small acyclic objects
         # that live until the batch is sent: the collector would rescan them all.
@@ -141,9 +144,11 @@ def _json(value: Any) -> str:
 
 
 def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
+    # The document's figures: discovered fields left out of them are not counted.
     counts = document.counts
     tp, fp, fn = counts.tp, counts.fa + counts.fd, counts.fn
     infos = document.fields
+    included = document.include_discovered
     row: dict[str, Any] = {
         "_order": order,
         "id": document.id,
@@ -163,8 +168,10 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
                 "threshold": infos[template].threshold,
                 "discovered": infos[template].discovered,
                 "kind": infos[template].kind,
+                "apart": infos[template].discovered and not included,
                 **dict(zip(CELLS, cells, strict=True)),
                 "undecided": document.undecided.get(template, 0),
+                "unparsed": document.unparsed.get(template, 0),
             }
             for position, (template, cells) in enumerate(document.cells.items())
         ],
@@ -173,14 +180,20 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
                 "position": position,
                 "template": template,
                 "label": infos[template].label,
-                "matched": cells[0],
-                "missed": cells[1],
-                "extra": cells[2],
+                "method": infos[template].method,
+                "threshold": infos[template].threshold,
+                "discovered": infos[template].discovered,
+                "kind": infos[template].kind,
+                **dict(zip(ITEMS, item_counts, strict=True)),
             }
-            for position, (template, cells) in enumerate(document.items.items())
+            for position, (template, item_counts) in enumerate(document.items.items())
         ],
         "_reasons": list(document.undecided_reasons),
     }
+    if document.invalid:
+        # Not scored (its cells are empty): the aggregation counts it apart. Where
+        # it sits in its input is filled in on the driver, for the few it reports.
+        row["_invalid"] = _json(invalid_example(document))
     if document.rows is not None:
         rows = []
         for compact in document.rows:

@@ -11,13 +11,16 @@ Two forms, on either side:
   columns.
 
 Documents are compared in expected-side order, and the unpaired ids are listed in
-each side's order, so the report equals the single-machine one.
+each side's order, so the report equals the single-machine one. A document named in
+a message (a repeated id, ground truth of the wrong shape) is placed as one machine
+places it: ``line N`` of a JSON Lines file, ``row N`` of a Parquet file (with the
+part file's name in a folder).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -25,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
 from docevals_mlflow.fields.inputs import _jsonl_record
 from docevals_mlflow.fields.parquet_inputs import is_parquet
+from docevals_mlflow.fields.schema import ListPairing
+from docevals_mlflow.fields.shapes import DiscoveredPolicy, ShapeMismatchPolicy
 from docevals_mlflow.spark.aggregate import rebuild_error
 from docevals_mlflow.spark.session import quiet_pandas_check
 
@@ -85,11 +90,13 @@ def _parse_lines(batches: Iterator[Any], *, source: str) -> Iterator[Any]:
 
 
 class SideFrame(NamedTuple):
-    """One side's records, and (for JSON Lines) its raw lines to count line numbers."""
+    """One side's records, and where they are: for JSON Lines its raw lines (to count
+    line numbers), for Parquet each record's file name and row index."""
 
     path: Path
     records: DataFrame
     lines: DataFrame | None
+    rows: DataFrame | None = None
 
 
 def _check_ids(frame: DataFrame, path: Path) -> None:
@@ -144,7 +151,13 @@ def read_side(spark: SparkSession, path: Path, what: str) -> SideFrame:
             optional("explainability_info").alias("explainability"),
             F.lit(None).cast("string").alias("_error"),
         )
-        return SideFrame(path, records, None)
+        # The same scan, so the same _order; read only for a message.
+        rows = frame.select(
+            F.monotonically_increasing_id().alias("_order"),
+            F.col("_metadata.file_name").alias("file"),
+            F.col("_metadata.row_index").alias("row"),
+        )
+        return SideFrame(path, records, None, rows)
     if path.is_dir():
         raise InputError(
             "with --spark, an input is a JSON Lines file or Parquet",
@@ -164,8 +177,41 @@ def _line_of(side: SideFrame, order: int) -> int:
     return side.lines.where(side.lines["_order"] < order).count() + 1
 
 
-def _place(side: SideFrame, order: int, doc_id: str) -> str:
-    return f"line {_line_of(side, order)}" if side.lines is not None else f"id {doc_id}"
+def _places(side: SideFrame, documents: Sequence[tuple[int, str]]) -> list[str]:
+    """Where documents (``(_order, id)``) are in their input, as one machine says it:
+    ``line N``, ``row N`` (``<part file> row N`` in a folder) or, when neither can be
+    known, ``id <id>``; one Spark job for all of them."""
+    from pyspark.sql import functions as F
+
+    if not documents:
+        return []
+    if side.lines is not None:
+        order = side.lines["_order"]
+        counts = side.lines.agg(
+            *(
+                F.count_if(order < position).alias(f"n{i}")
+                for i, (position, _) in enumerate(documents)
+            )
+        ).first()
+        assert counts is not None
+        return [f"line {counts[f'n{i}'] + 1}" for i in range(len(documents))]
+    if side.rows is not None:
+        found = {
+            row["_order"]: (row["file"], row["row"])
+            for row in side.rows.where(
+                F.col("_order").isin([position for position, _ in documents])
+            ).collect()
+        }
+        places = []
+        for position, doc_id in documents:
+            if position not in found:  # pragma: no cover - the same scan gives the same ids
+                places.append(f"id {doc_id}")
+                continue
+            name, index = found[position]
+            prefix = "" if side.path.is_file() else f"{name} "
+            places.append(f"{prefix}row {index + 1}")
+        return places
+    return [f"id {doc_id}" for _, doc_id in documents]  # pragma: no cover - always one of them
 
 
 def check_side(side: SideFrame) -> None:
@@ -189,10 +235,11 @@ def check_side(side: SideFrame) -> None:
         .first()
     )
     if repeated is not None and (failed is None or repeated["second"] < failed["_order"]):
-        second = _place(side, repeated["second"], repeated["id"])
+        first, second = _places(
+            side, [(repeated["first"], repeated["id"]), (repeated["second"], repeated["id"])]
+        )
         raise InputError(
-            f"duplicate id {repeated['id']!r} "
-            f"({_place(side, repeated['first'], repeated['id'])} and {second})",
+            f"duplicate id {repeated['id']!r} ({first} and {second})",
             source=str(side.path),
             record=second,
             expected="each id once per side",
@@ -210,11 +257,13 @@ def check_side(side: SideFrame) -> None:
 
 
 class SparkPairs(NamedTuple):
-    """Paired documents (one row each, in expected-side order) and unpaired ids."""
+    """Paired documents (one row each, in expected-side order, ``_order`` the
+    expected record's) and unpaired ids."""
 
     frame: DataFrame
     expected_only: list[str]
     predicted_only: list[str]
+    expected_side: SideFrame
 
 
 def pair_sides(spark: SparkSession, expected: Path, predicted: Path) -> SparkPairs:
@@ -260,7 +309,7 @@ def pair_sides(spark: SparkSession, expected: Path, predicted: Path) -> SparkPai
         row["id"]
         for row in guess.join(truth, "id", "left_anti").orderBy("predicted_order").collect()
     ]
-    return SparkPairs(frame, expected_only, predicted_only)
+    return SparkPairs(frame, expected_only, predicted_only, expected_side)
 
 
 def compare_files_spark(
@@ -270,20 +319,40 @@ def compare_files_spark(
     schema: Any = None,
     *,
     keep_rows: bool = True,
+    list_pairing: ListPairing | None = None,
+    discovered: DiscoveredPolicy = "exclude",
+    shape_mismatch: ShapeMismatchPolicy = "error",
 ) -> SparkFieldComparison:
     """``docevals fields --spark``: pair two inputs through Spark and compare them
-    (a :class:`~docevals_mlflow.spark.compare.SparkFieldComparison`)."""
-    from docevals_mlflow.spark.compare import compare_documents_spark
+    (a :class:`~docevals_mlflow.spark.compare.SparkFieldComparison`) with the
+    comparison settings of :func:`~docevals_mlflow.compare_documents`. Documents
+    whose ground truth has the wrong shape are placed in the expected input (file,
+    line or row), as one machine places them."""
+    from docevals_mlflow.spark.compare import CHUNK_SIZE, _compare
 
     pairs = pair_sides(spark, expected, predicted)
-    return compare_documents_spark(
+    side = pairs.expected_side
+
+    def locate(documents: Sequence[tuple[int, str]]) -> list[tuple[str | None, str | None]]:
+        return [(str(side.path), place) for place in _places(side, documents)]
+
+    return _compare(
         pairs.frame,
         schema,
+        id_col="id",
+        expected_col="expected",
+        predicted_col="predicted",
         class_col="class",
         confidence_col="confidence",
         explainability_col="explainability",
         order_col="_order",
         keep_rows=keep_rows,
+        chunk_size=CHUNK_SIZE,
         expected_only=pairs.expected_only,
         predicted_only=pairs.predicted_only,
+        collect_documents=True,
+        list_pairing=list_pairing,
+        discovered=discovered,
+        shape_mismatch=shape_mismatch,
+        locate=locate,
     )

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_file, sha256_json
+from docevals_mlflow.core.formatting import metric_text as figure_text
 from docevals_mlflow.core.literals import VERDICTS
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.fields.counts import METRIC_NAMES
 from docevals_mlflow.fields.report import REPORT_ROW_FIELDS
-from docevals_mlflow.reports.markdown import figure_text, table
+from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.tracking import diagnostics_layout
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
@@ -34,6 +35,26 @@ def _cell_metrics(
         writer.metric(legal_key(f"{prefix}/{name}"), metrics.get(name))
     for name in CELL_NAMES:
         writer.metric(legal_key(f"{prefix}/{name}"), counts.get(name))
+
+
+LIST_COUNTS = ("matched", "weak", "missed", "extra", "empty", "invented")
+"""A list's item counts, logged as ``list/<list>/<count>``."""
+
+
+def _field_metrics(
+    writer: BundleWriter, keys: KeyMap, namespace: str, entries: Sequence[Mapping[str, Any]]
+) -> None:
+    """``<namespace>/<field>/...`` for each field entry (the method joins the segment
+    when two classes compare one template differently); ``unparsed`` when any."""
+    templates: dict[str, int] = {}
+    for entry in entries:
+        templates[entry["template"]] = templates.get(entry["template"], 0) + 1
+    for entry in entries:
+        shared = templates[entry["template"]] > 1
+        segment = keys.field(entry["template"], entry["method"] if shared else None)
+        _cell_metrics(writer, f"{namespace}/{segment}", entry["counts"], entry["metrics"])
+        if entry.get("unparsed"):
+            writer.metric(legal_key(f"{namespace}/{segment}/unparsed"), entry["unparsed"])
 
 
 def tag_evaluation(
@@ -85,13 +106,19 @@ def layout_fields(
     if report.get("calibration"):
         diagnostics_layout.calibration_metrics(writer, keys, report["calibration"])
 
-    templates: dict[str, int] = {}
-    for entry in report["fields"]:
-        templates[entry["template"]] = templates.get(entry["template"], 0) + 1
-    for entry in report["fields"]:
-        shared = templates[entry["template"]] > 1
-        segment = keys.field(entry["template"], entry["method"] if shared else None)
-        _cell_metrics(writer, f"field/{segment}", entry["counts"], entry["metrics"])
+    # Counted even when zero, like undecided: a run that checked says so.
+    writer.metric("overall/unparsed", overall.get("unparsed", 0))
+    invalid = report.get("invalid_expected") or {}
+    writer.metric("overall/invalid_expected", invalid.get("documents", 0))
+    for name, value in (report.get("settings") or {}).items():
+        writer.param(f"fields.{name}", value)
+
+    _field_metrics(writer, keys, "field", report["fields"])
+    discovered = report.get("discovered")
+    if discovered and not discovered["included"]:
+        # Outside the headline figures: their own namespace, never mixed into field/.
+        _cell_metrics(writer, "discovered/overall", discovered["counts"], discovered["metrics"])
+        _field_metrics(writer, keys, "discovered", discovered["fields"])
     for name, entry in report["classes"].items():
         segment = keys.named("class", name)
         _cell_metrics(writer, f"class/{segment}", entry["counts"], entry["metrics"])
@@ -99,8 +126,12 @@ def layout_fields(
         writer.metric(legal_key(f"class/{segment}/documents"), entry["documents"])
     for entry in report["lists"]:
         segment = keys.segment("list", entry["template"], keys.field(entry["template"]))
-        for name in ("matched", "missed", "extra"):
-            writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
+        for name in LIST_COUNTS:
+            if name in entry:
+                writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
+        for name in ("f1", "far"):
+            value = (entry.get("metrics") or {}).get(name)
+            writer.metric(legal_key(f"list/{segment}/{name}"), value)
 
     tag_evaluation(writer, "fields", verdict=verdict, note=fields_summary(report, verdict))
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.reports.markdown import figure_text, table
+from docevals_mlflow.core.formatting import metric_text as figure_text
+from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.split.graded import FIGURES
 from docevals_mlflow.split.report import SplitReport
 from docevals_mlflow.tracking.bundle import BundleWriter

@@ -48,11 +48,14 @@ def assert_same(left: DocumentComparison, right: DocumentComparison) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(records=document_batch())
+@given(records=document_batch(invalid=True))
 def test_batched_comparison_equals_one_by_one(records: list[dict[str, Any]]) -> None:
-    alone = [compare_record(FieldComparer(SCHEMA), record) for record in records]
+    # Some generated ground truth has the wrong shape: such documents are counted
+    # apart, alike on every path.
+    counting = {"shape_mismatch": "count"}
+    alone = [compare_record(FieldComparer(SCHEMA, **counting), record) for record in records]
 
-    many = FieldComparer(SCHEMA).compare_many(
+    many = FieldComparer(SCHEMA, **counting).compare_many(
         [
             (
                 record["expected"],
@@ -66,11 +69,16 @@ def test_batched_comparison_equals_one_by_one(records: list[dict[str, Any]]) -> 
             for record in records
         ]
     )
-    batch = compare_documents(records, SCHEMA, chunk_size=3)
-    assert len(many) == len(batch.documents) == len(records)
-    for single, together, chunked in zip(alone, many, batch.documents, strict=True):
-        assert isinstance(chunked, DocumentComparison)
+    batch = compare_documents(records, SCHEMA, chunk_size=3, shape_mismatch="count")
+    assert len(many) == len(records)
+    for single, together in zip(alone, many, strict=True):
         assert_same(single, together)
+        assert single.invalid == together.invalid
+    valid = [document for document in alone if not document.invalid]
+    assert batch.invalid_documents == len(alone) - len(valid)
+    assert len(batch.documents) == len(valid)
+    for single, chunked in zip(valid, batch.documents, strict=True):
+        assert isinstance(chunked, DocumentComparison)
         assert_same(single, chunked)
 
     expected_total = Counts()
@@ -134,9 +142,11 @@ def test_inferred_method_does_not_depend_on_other_documents() -> None:
         {"id": "2", "expected": {"ref": "abcdefgh"}, "predicted": {"ref": "abcdefgi"}},
     ]
     alone = compare_documents(records[1:], schema).documents[0]
-    assert alone.counts == Counts(tp=1, tn=1)  # FUZZY 0.85: ratio 0.875
+    assert isinstance(alone, DocumentComparison)
+    assert alone.discovered_counts == Counts(tp=1)  # FUZZY 0.85: ratio 0.875
     together = compare_documents(records, schema).documents[1]
-    assert together.counts == alone.counts
+    assert isinstance(together, DocumentComparison)
+    assert together.discovered_counts == alone.discovered_counts
 
 
 def test_compare_many_equals_compare_on_the_same_comparer() -> None:
@@ -220,7 +230,14 @@ def test_records_are_accepted() -> None:
         Counts(fd=1),
     ]
     assert batch.counts == Counts(tp=5, fa=1, fd=2, fn=1, tn=1)
-    assert batch.lists["$.Lines"].as_dict() == {"matched": 1, "missed": 1, "extra": 1}
+    assert batch.lists["$.Lines"].as_dict() == {
+        "matched": 1,
+        "weak": 0,
+        "missed": 1,
+        "extra": 1,
+        "empty": 0,
+        "invented": 1,
+    }
     assert batch.classes["Memo"].configured is False
     assert batch.classes["Invoice"].documents == 2
     assert batch.classes["Invoice"].counts == Counts(tp=4, fa=1, fd=1, fn=1)
@@ -404,6 +421,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
         "kind",
         "package_version",
         "schema",
+        "settings",
         "overall",
         "classes",
         "fields",
@@ -420,6 +438,12 @@ def test_report_has_the_stable_keys_and_validates() -> None:
         "macro_f1",
         "undecided",
         "undecided_reasons",
+        "unparsed",
+    }
+    assert report["settings"] == {
+        "list_pairing": "schema",
+        "discovered": "exclude",
+        "shape_mismatch": "error",
     }
     assert (report["overall"]["undecided"], report["overall"]["undecided_reasons"]) == (0, [])
     assert report["overall"]["documents"] == 5
@@ -441,6 +465,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
             "metrics",
             "macro_f1",
             "undecided",
+            "unparsed",
             "fields",
         }
     for entry in report["fields"]:
@@ -453,14 +478,29 @@ def test_report_has_the_stable_keys_and_validates() -> None:
             "counts",
             "metrics",
             "undecided",
+            "unparsed",
         }
     assert report["lists"] == [
         {
             "template": "$.Lines",
             "method": "HUNGARIAN (match threshold: 0.5)",
+            "pairing": "stickler",
+            "discovered": False,
             "matched": 1,
+            "weak": 0,
             "missed": 1,
             "extra": 1,
+            "empty": 0,
+            "invented": 1,
+            "counts": {"tp": 1, "fa": 1, "fd": 0, "fn": 1, "tn": 0},
+            "metrics": {
+                "precision": 0.5,
+                "recall": 0.5,
+                "f1": 0.5,
+                "accuracy": 1 / 3,
+                "far": 1.0,
+                "fdr": 0.0,
+            },
         }
     ]
     for entry in report["documents"]:

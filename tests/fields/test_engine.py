@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from docevals_mlflow.errors import ShapeMismatchError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, compare_document
 from docevals_mlflow.fields.counts import Counts
 from docevals_mlflow.fields.schema import DocumentSchema
@@ -124,10 +125,13 @@ def test_configured_fields_absent_on_both_sides_are_tn() -> None:
         "$.Holder.Name": "TN",
         "$.Holder.Address.City": "TN",
         "$.Holder.Address.Geo.Lat": "TN",
+        "$.Tags": "TN",
     }
-    # Empty lists have no leaves; they are counted as lists with no items.
-    assert comparison.items == {"$.Items": [0, 0, 0], "$.Tags": [0, 0, 0]}
-    assert comparison.counts == Counts(tn=5)
+    # A list absent on both sides is one true negative, as in Stickler 1.0: a leaf
+    # for a list of values, an item count for a list of objects.
+    empty = [0, 0, 0, 0, 1, 0]
+    assert comparison.items == {"$.Items": empty, "$.Tags": empty}
+    assert comparison.counts == Counts(tn=6)
 
 
 def test_empty_group_on_one_side() -> None:
@@ -193,7 +197,7 @@ def test_string_where_a_list_is_due() -> None:
     for path in ("$.Items[0].code", "$.Items[0].amount", "$.Tags[0]", "$.Tags[1]"):
         assert rows[path]["outcome"] == "FD"
         assert rows[path]["reason"] == "Wrong type: predicted str where a list was expected"
-    assert comparison.items == {"$.Items": [0, 1, 0], "$.Tags": [0, 2, 0]}
+    assert comparison.items == {"$.Items": [0, 0, 1, 0, 0, 0], "$.Tags": [0, 0, 2, 0, 0, 0]}
 
 
 def test_object_where_a_list_is_due() -> None:
@@ -222,20 +226,57 @@ def test_wrong_types_inside_list_items() -> None:
     )
     rows = rows_by_path(comparison)
     # Each item still pairs on its code (similarity 0.5) and its amount is wrong.
-    assert comparison.items == {"$.Items": [2, 0, 0], "$.Tags": [0, 0, 0]}
+    assert comparison.items == {"$.Items": [2, 0, 0, 0, 0, 0], "$.Tags": [0, 0, 0, 0, 1, 0]}
     assert rows["$.Items[0].amount"]["outcome"] == "FD"
     assert rows["$.Items[1].amount"]["outcome"] == "FD"
     assert rows["$.Items[0].amount"]["reason"].startswith("Wrong type: predicted list")
     assert rows["$.Items[1].amount"]["reason"].startswith("Wrong type: predicted dict")
 
 
-def test_ground_truth_scalar_where_an_object_is_due_is_compared_as_is() -> None:
-    comparison = FieldComparer(SCHEMA).compare({"Holder": "Ann"}, {"Holder": "Ann"})
-    assert rows_by_path(comparison)["$.Holder"]["outcome"] == "TP"
-    comparison = FieldComparer(SCHEMA).compare({"Holder": "Ann"}, {"Holder": {"Name": "Ann"}})
-    row = rows_by_path(comparison)["$.Holder"]
-    assert row["outcome"] == "FD"
-    assert row["reason"].startswith("Wrong type")
+@pytest.mark.parametrize(
+    ("expected", "path", "declared", "found"),
+    [
+        ({"Holder": "Ann"}, "$.Holder", "an object", "a single value (str)"),
+        ({"Holder": ["Ann"]}, "$.Holder", "an object", "a list"),
+        ({"Name": ["ACME"]}, "$.Name", "a single value", "a list"),
+        ({"Name": {"v": "ACME"}}, "$.Name", "a single value", "an object"),
+        ({"Tags": "a"}, "$.Tags", "a list", "a single value (str)"),
+        ({"Tags": {"a": 1}}, "$.Tags", "a list", "an object"),
+        ({"Tags": [["a"]]}, "$.Tags[0]", "a single value", "a list"),
+        ({"Items": [5]}, "$.Items[0]", "an object", "a single value (int)"),
+        ({"Items": [{"code": ["A"]}]}, "$.Items[0].code", "a single value", "a list"),
+        (
+            {"Holder": {"Address": {"Geo": 7}}},
+            "$.Holder.Address.Geo",
+            "an object",
+            "a single value (int)",
+        ),
+        (["x"], "$", "an object", "a list"),
+    ],
+)
+def test_ground_truth_of_the_wrong_shape_is_an_input_error(
+    expected: Any, path: str, declared: str, found: str
+) -> None:
+    # Even when the prediction has the same shape: the schema is what was evaluated.
+    with pytest.raises(ShapeMismatchError) as raised:
+        FieldComparer(SCHEMA).compare(expected, expected, document_id="d-7")
+    error = raised.value
+    assert (error.path, error.declared, error.found, error.documents) == (path, declared, found, 1)
+    assert isinstance(error, ValueError)
+    assert "document 'd-7'" in str(error)
+    assert "--allow-shape-mismatch" in str(error)
+    counted = FieldComparer(SCHEMA, shape_mismatch="count").compare(expected, expected)
+    assert counted.invalid == [(path, declared, found)]
+    assert (counted.cells, counted.counts) == ({}, Counts())
+
+
+def test_wrong_shape_in_the_prediction_stays_a_model_error() -> None:
+    comparison = FieldComparer(SCHEMA).compare({"Name": "ACME"}, {"Name": ["ACME"]})
+    row = rows_by_path(comparison)["$.Name"]
+    assert (row["outcome"], row["reason"]) == (
+        "FD",
+        "Wrong type: predicted list where a single value was expected",
+    )
 
 
 @pytest.mark.parametrize(
@@ -253,10 +294,15 @@ def test_any_prediction_shape_never_crashes(predicted: Any) -> None:
     for key in expected:
         comparison = FieldComparer(SCHEMA).compare(expected, {**expected, key: predicted})
         assert sum(Counter(row["outcome"] for row in comparison.row_dicts()).values()) == (
-            comparison.counts.total
+            comparison.counts.total + comparison.discovered_counts.total
         )
     FieldComparer(SCHEMA).compare(expected, predicted)
-    FieldComparer(SCHEMA).compare(predicted, expected)
+    if isinstance(predicted, dict):
+        FieldComparer(SCHEMA).compare(predicted, expected)
+    else:
+        # As ground truth, anything but an object contradicts the schema.
+        with pytest.raises(ShapeMismatchError):
+            FieldComparer(SCHEMA).compare(predicted, expected)
 
 
 # --- nested groups ---------------------------------------------------------------
@@ -279,11 +325,12 @@ def test_nested_groups() -> None:
         "$.Holder.Name": "TP",  # ratio("ann lee", "ann lee.") = 1 - 1/15 >= 0.8
         "$.Holder.Address.City": "FD",  # EXACT is case-sensitive
         "$.Holder.Address.Geo.Lat": "TP",  # |59.913 - 59.9135| <= 0.001
+        "$.Tags": "TN",
     }
     assert rows["$.Holder.Address.Geo.Lat"]["template"] == "$.Holder.Address.Geo.Lat"
     assert rows["$.Holder.Address.Geo.Lat"]["method"] == "NUMERIC_EXACT (tolerance: 0.001)"
     assert rows["$.Holder.Name"]["score"] == pytest.approx(1 - 1 / 15)
-    assert comparison.counts == Counts(tp=3, fd=1, tn=1)
+    assert comparison.counts == Counts(tp=3, fd=1, tn=2)
     assert comparison.cells["$.Holder.Address.City"] == [0, 0, 1, 0, 0]
     assert comparison.fields["$.Holder.Address.City"].kind == "scalar"
 
@@ -360,7 +407,7 @@ def test_discovered_nested_objects_and_lists() -> None:
     for path in ("$.Meta.source", "$.Meta.pages", "$.Lines[0].x", "$.Lines[1].x"):
         assert rows[path]["discovered"] is True
         assert "[Discovered" in rows[path]["reason"]
-    assert comparison.items["$.Lines"] == [1, 1, 0]
+    assert comparison.items["$.Lines"] == [1, 0, 1, 0, 0, 0]
 
 
 def test_discovered_wrong_type_keeps_the_note_and_says_wrong_type() -> None:
@@ -519,6 +566,13 @@ def test_field_and_item_count_views() -> None:
     )
     assert comparison.field_counts()["$.Name"] == Counts(fd=1)
     assert comparison.field_counts()["$.Tags[]"] == Counts(tp=1, fn=1)
-    assert comparison.item_counts()["$.Tags"].as_dict() == {"matched": 1, "missed": 1, "extra": 0}
+    assert comparison.item_counts()["$.Tags"].as_dict() == {
+        "matched": 1,
+        "weak": 0,
+        "missed": 1,
+        "extra": 0,
+        "empty": 0,
+        "invented": 0,
+    }
     assert comparison.fields["$.Tags"].kind == "list"
     assert comparison.fields["$.Tags"].method == "HUNGARIAN"

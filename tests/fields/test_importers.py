@@ -6,6 +6,7 @@ import yaml
 
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.importers import (
+    IDP_DEFAULT_MATCH_THRESHOLD,
     infer_class_schema,
     looks_like_idp_config,
     looks_like_json_schema,
@@ -13,7 +14,6 @@ from docevals_mlflow.fields.importers import (
     schema_from_json_schema,
 )
 from docevals_mlflow.fields.schema import (
-    DEFAULT_MATCH_THRESHOLD,
     ClassSchema,
     DocumentSchema,
     FieldSpec,
@@ -339,7 +339,7 @@ def test_bank_statement_config_imports_field_by_field():
     transactions = fields["Transactions"]
     assert transactions.kind == "array"
     assert transactions.method is None
-    assert transactions.match_threshold == DEFAULT_MATCH_THRESHOLD
+    assert transactions.match_threshold == IDP_DEFAULT_MATCH_THRESHOLD
     assert transactions.description == "List of all transactions in the statement period"
     item = transactions.items
     assert item is not None
@@ -457,7 +457,10 @@ def test_list_hungarian_threshold_is_the_match_threshold():
     assert items.items == FieldSpec(fields={"Code": FieldSpec(method="EXACT")})
 
 
-def test_list_of_objects_without_method_defaults_to_the_native_match_threshold():
+def test_list_of_objects_without_method_defaults_to_the_idp_match_threshold():
+    # The IDP accelerator's default for arrays of objects: pairs are made as Stickler
+    # 1.0 makes them, so 0.8 means here what it means there.
+    assert IDP_DEFAULT_MATCH_THRESHOLD == 0.8
     fields = _idp_fields(
         {
             "name": "Items",
@@ -465,7 +468,7 @@ def test_list_of_objects_without_method_defaults_to_the_native_match_threshold()
             "listItemTemplate": {"itemAttributes": [{"name": "x"}]},
         }
     )
-    assert fields["Items"].match_threshold == DEFAULT_MATCH_THRESHOLD
+    assert fields["Items"].match_threshold == IDP_DEFAULT_MATCH_THRESHOLD
 
 
 @pytest.mark.parametrize(
@@ -518,7 +521,7 @@ def test_lists_of_scalars(attribute, item):
     spec = _idp_fields(attribute)["Tags"]
     assert spec.kind == "array"
     assert spec.items == item
-    assert spec.match_threshold == DEFAULT_MATCH_THRESHOLD
+    assert spec.match_threshold == IDP_DEFAULT_MATCH_THRESHOLD
 
 
 def test_attribute_type_is_inferred_from_its_keys_when_absent():
@@ -806,11 +809,13 @@ def test_shapes_objects_arrays_of_objects_and_of_scalars():
     )
     assert fields["vendor"] == FieldSpec(fields={"name": FieldSpec(method="FUZZY")})
     assert fields["lines"] == FieldSpec(
-        items=FieldSpec(fields={"qty": FieldSpec()}), match_threshold=DEFAULT_MATCH_THRESHOLD
+        items=FieldSpec(fields={"qty": FieldSpec()}), match_threshold=IDP_DEFAULT_MATCH_THRESHOLD
     )
-    assert fields["codes"] == FieldSpec(items=FieldSpec(), match_threshold=DEFAULT_MATCH_THRESHOLD)
+    assert fields["codes"] == FieldSpec(
+        items=FieldSpec(), match_threshold=IDP_DEFAULT_MATCH_THRESHOLD
+    )
     assert fields["grid"].items == FieldSpec(
-        items=FieldSpec(), match_threshold=DEFAULT_MATCH_THRESHOLD
+        items=FieldSpec(), match_threshold=IDP_DEFAULT_MATCH_THRESHOLD
     )
 
 
@@ -868,7 +873,7 @@ def test_a_scalar_method_on_an_array_of_scalars_applies_to_its_items():
         }
     )
     assert fields["tags"].items == FieldSpec(method="FUZZY", threshold=0.7)
-    assert fields["tags"].match_threshold == DEFAULT_MATCH_THRESHOLD
+    assert fields["tags"].match_threshold == IDP_DEFAULT_MATCH_THRESHOLD
     # The items' own method wins, and brings none of the array's threshold.
     assert fields["codes"].items == FieldSpec(method="EXACT")
 
@@ -892,7 +897,7 @@ def test_a_stickler_export_imports():
         match_threshold=0.75,
     )
     assert doc.fields["tags"] == FieldSpec(
-        items=FieldSpec(method="FUZZY", threshold=0.8), match_threshold=DEFAULT_MATCH_THRESHOLD
+        items=FieldSpec(method="FUZZY", threshold=0.8), match_threshold=IDP_DEFAULT_MATCH_THRESHOLD
     )
 
 
@@ -1155,7 +1160,7 @@ def test_nullable_types_are_unwrapped():
     assert fields["name"] == FieldSpec(method="FUZZY")
     assert fields["total"] == FieldSpec(method="NUMERIC_EXACT", threshold=0.5)
     assert fields["vendor"] == FieldSpec(fields=vendor.fields, description="Who sold it")
-    assert fields["lines"] == FieldSpec(items=vendor, match_threshold=DEFAULT_MATCH_THRESHOLD)
+    assert fields["lines"] == FieldSpec(items=vendor, match_threshold=IDP_DEFAULT_MATCH_THRESHOLD)
     assert fields["note"] == FieldSpec()
     assert fields["id"] == FieldSpec()
     assert fields["single"] == vendor
@@ -1432,13 +1437,13 @@ def test_infer_class_schema_from_two_documents():
             "Address": FieldSpec(fields={"City": text, "ZIP": number, "State": text}),
             "Transactions": FieldSpec(
                 items=FieldSpec(fields={"Date": text, "Amount": number, "Memo": text}),
-                match_threshold=DEFAULT_MATCH_THRESHOLD,
+                match_threshold=IDP_DEFAULT_MATCH_THRESHOLD,
             ),
-            "Tags": FieldSpec(items=text, match_threshold=DEFAULT_MATCH_THRESHOLD),
+            "Tags": FieldSpec(items=text, match_threshold=IDP_DEFAULT_MATCH_THRESHOLD),
             "Branch": text,
             "Reference": text,
             "Codes": FieldSpec(
-                items=FieldSpec(method="EXACT"), match_threshold=DEFAULT_MATCH_THRESHOLD
+                items=FieldSpec(method="EXACT"), match_threshold=IDP_DEFAULT_MATCH_THRESHOLD
             ),
             "Statement": FieldSpec(fields={"Pages": number}),
         },
@@ -1451,7 +1456,7 @@ def test_infer_list_of_scalars_takes_the_first_non_null_item_across_examples():
     schema = infer_class_schema("A", [{"ids": []}, {"ids": [None, 7, "x"]}, {"ids": ["y"]}])
     assert schema.fields["ids"] == FieldSpec(
         items=FieldSpec(method="NUMERIC_EXACT", threshold=0.01),
-        match_threshold=DEFAULT_MATCH_THRESHOLD,
+        match_threshold=IDP_DEFAULT_MATCH_THRESHOLD,
     )
     flags = infer_class_schema("A", [{"flags": [True, "yes"]}])
     assert flags.fields["flags"].items == FieldSpec(method="EXACT")

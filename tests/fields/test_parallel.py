@@ -16,6 +16,7 @@ from docevals_mlflow.errors import (
     ConfigurationError,
     DocEvalsError,
     InputError,
+    ShapeMismatchError,
     WorkerProcessError,
 )
 from docevals_mlflow.fields import parallel
@@ -56,14 +57,24 @@ def sunk(keep_rows: bool, **options: Any) -> tuple[BatchComparison, list[str]]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(records=document_batch(max_size=8))
+@given(records=document_batch(max_size=8, invalid=True))
 def test_two_workers_give_the_serial_report(records: list[dict[str, Any]]) -> None:
-    serial = compare_documents(records, SCHEMA, chunk_size=2)
-    parallel_batch = compare_documents(records, SCHEMA, chunk_size=2, workers=2)
+    # Wrong-shaped ground truth is counted apart alike (and stops both alike).
+    options: dict[str, Any] = {"shape_mismatch": "count"}
+    serial = compare_documents(records, SCHEMA, chunk_size=2, **options)
+    parallel_batch = compare_documents(records, SCHEMA, chunk_size=2, workers=2, **options)
     assert report_text(parallel_batch) == report_text(serial)
     assert parallel_batch.macro_f1 == serial.macro_f1
-    lean = compare_documents(records, SCHEMA, chunk_size=2, workers=2, keep_rows=False)
-    assert report_text(lean) == report_text(compare_documents(records, SCHEMA, keep_rows=False))
+    lean = compare_documents(records, SCHEMA, chunk_size=2, workers=2, keep_rows=False, **options)
+    assert report_text(lean) == report_text(
+        compare_documents(records, SCHEMA, keep_rows=False, **options)
+    )
+    if serial.invalid_documents:
+        with pytest.raises(ShapeMismatchError) as serial_error:
+            compare_documents(records, SCHEMA, chunk_size=2)
+        with pytest.raises(ShapeMismatchError) as parallel_error:
+            compare_documents(records, SCHEMA, chunk_size=2, workers=2)
+        assert str(parallel_error.value) == str(serial_error.value)
 
 
 @pytest.mark.parametrize("keep_rows", [True, False])
@@ -112,8 +123,9 @@ def test_one_chunk_is_compared_in_this_process(monkeypatch: pytest.MonkeyPatch) 
 
 def test_exact_macro_f1_does_not_depend_on_the_order() -> None:
     records = _records(30)
-    forward = compare_documents(records, SCHEMA, keep_rows=False)
-    backward = compare_documents(records[::-1], SCHEMA, keep_rows=False)
+    # These records' keys are not in the schema: count them, so every F1 is defined.
+    forward = compare_documents(records, SCHEMA, keep_rows=False, discovered="include")
+    backward = compare_documents(records[::-1], SCHEMA, keep_rows=False, discovered="include")
     assert forward.macro_f1 == backward.macro_f1
     f1s = [d.counts.metrics()["f1"] for d in forward.documents]
     defined = [f1 for f1 in f1s if f1 is not None]
@@ -456,3 +468,22 @@ def test_chunks_and_results_larger_than_a_pipe_do_not_deadlock() -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"discovered": "include"}, {"list_pairing": "strict"}, {"shape_mismatch": "count"}],
+)
+def test_helpers_compare_with_the_callers_settings(options: dict[str, Any]) -> None:
+    # Each setting changes these figures: the helpers must be built with it too.
+    records = _records(40, rng_seed=3)
+    records[7]["expected"] = {"Account": ["A-1"]}
+    records[20]["expected"] = {"Tags": "urgent"}
+    counting = {"shape_mismatch": "count", **options}
+    serial = compare_documents(records, SCHEMA, chunk_size=4, **counting)
+    default = compare_documents(records, SCHEMA, chunk_size=4, shape_mismatch="count")
+    if options != {"shape_mismatch": "count"}:
+        assert report_text(serial) != report_text(default)
+    assert serial.invalid_documents == 2
+    parallel_batch = compare_documents(records, SCHEMA, chunk_size=4, workers=2, **counting)
+    assert report_text(parallel_batch) == report_text(serial)

@@ -478,7 +478,9 @@ def test_no_bootstrap_means_no_intervals():
     assert report.cases.agreement_ci is None
     assert report.cases.kappa_ci is None
     assert report.cases.kappa == pytest.approx(4 / 9)
-    assert report.verdict_line() == "judge agrees with humans on 70% of cases, κ 0.44 (moderate)"
+    assert report.verdict_line() == (
+        "judge agrees with humans on 70.0% of cases, κ 0.4444 (moderate)"
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -668,8 +670,8 @@ def test_report_round_trips_and_renders():
     assert ci is not None
     line = report.verdict_line()
     assert line == (
-        f"judge agrees with humans on 70% of cases (95% CI {ci.low * 100:.0f}–"
-        f"{ci.high * 100:.0f}%), κ 0.44 (moderate)"
+        f"judge agrees with humans on 70.0% of cases (95% CI {ci.low * 100:.1f}–"
+        f"{ci.high * 100:.1f}%), κ 0.4444 (moderate)"
     )
     markdown = report.to_markdown()
     assert line in markdown
@@ -678,7 +680,7 @@ def test_report_round_trips_and_renders():
     assert "## Unmatched labels (2)" in markdown
     assert "1 judged case(s) and 27 judged claim(s) have no human label." in markdown
     panel_markdown = calibrate(panel_reports(), case_labels(PANEL_HUMANS)).to_markdown()
-    assert "Fleiss' κ across 3 variants on 5 cases: 0.29 (fair)" in panel_markdown
+    assert "Fleiss' κ across 3 variants on 5 cases: 0.2857 (fair)" in panel_markdown
 
 
 def test_markdown_shortens_long_lists():

@@ -218,7 +218,7 @@ def test_fields_page_is_one_self_contained_file() -> None:
         assert title in page
     assert "<title>Field evaluation dashboard</title>" in page
     # Summary cards: documents and micro / macro figures.
-    assert '<div class="label">Macro F1</div><div class="value">0.500</div>' in page
+    assert '<div class="label">Macro F1</div><div class="value">0.5000</div>' in page
     assert '<div class="label">Documents</div><div class="value">1</div>' in page
 
 
@@ -226,14 +226,46 @@ def test_fields_page_tables() -> None:
     page = render_fields_dashboard(small_report())
     assert (
         "<tr><td>Invoice</td><td>yes</td>"
-        '<td class="num">1</td><td class="num">0.714</td><td class="num">0.714</td>'
-        '<td class="num">0.714</td><td class="num">0.667</td><td class="num">0.250</td>'
-        '<td class="num">0.167</td><td class="num">n/a</td></tr>'
+        '<td class="num">1</td><td class="num">0.7143</td><td class="num">0.7143</td>'
+        '<td class="num">0.7143</td><td class="num">0.6667</td><td class="num">0.2500</td>'
+        '<td class="num">0.1667</td><td class="num">n/a</td></tr>'
     ) in page
+    # An older report's list entry (no weak, empty or metrics): zeros and n/a, not errors.
     assert (
-        '<tr><td>$.items</td><td>HUNGARIAN</td><td class="num">7</td>'
-        '<td class="num">2</td><td class="num">3</td></tr>'
+        '<tr><td>$.items</td><td>HUNGARIAN</td><td class="num">7</td><td class="num">0</td>'
+        '<td class="num">2</td><td class="num">3</td><td class="num">0</td>'
+        '<td class="num">n/a</td><td class="num">n/a</td></tr>'
     ) in page
+
+
+def test_list_table_shows_weak_pairs_both_empty_f1_and_far() -> None:
+    lists = [
+        {
+            "template": "$.items",
+            "method": "HUNGARIAN",
+            "pairing": "stickler",
+            "matched": 7,
+            "weak": 1,
+            "missed": 2,
+            "extra": 3,
+            "empty": 4,
+            "invented": 1,
+            "metrics": {"f1": 0.7, "far": 0.2},
+        },
+        {
+            "template": "$.tags",
+            "method": "HUNGARIAN",
+            "matched": 1,
+            "metrics": {"f1": 1.0, "far": None},
+        },
+    ]
+    page = render_fields_dashboard(fields_report([], [], lists=lists))
+    assert (
+        '<tr><td>$.items</td><td>HUNGARIAN</td><td class="num">7</td><td class="num">1</td>'
+        '<td class="num">2</td><td class="num">3</td><td class="num">4</td>'
+        '<td class="num">0.7000</td><td class="num">0.2000</td></tr>'
+    ) in page
+    assert '<td class="num">1.0000</td><td class="num">n/a</td></tr>' in page
 
 
 def test_fields_are_sorted_worst_first_with_undefined_f1_last() -> None:
@@ -277,7 +309,7 @@ def test_outcome_bars_have_fixed_colours_and_order() -> None:
 def test_hover_shows_template_method_and_cells() -> None:
     data, _ = figure(render_fields_dashboard(small_report()), "fig-field-f1")
     assert data[0]["hovertext"][0] == (
-        "<b>$.total</b><br>method: NUMERIC_EXACT (tolerance: 0.01)<br>F1: 0.400"
+        "<b>$.total</b><br>method: NUMERIC_EXACT (tolerance: 0.01)<br>F1: 0.4000"
         "<br>TP 1 · FA 1 · FD 0 · FN 2 · TN 0"
     )
 

@@ -244,7 +244,11 @@ def test_field_and_list_tables() -> None:
     assert lines[start + 8].startswith(
         "🔍 discovered: the field is in the data but not in the schema"
     )
-    assert "| $.items | HUNGARIAN (comparator: FUZZY, threshold: 0.7) | 7 | 2 | 3 |" in lines
+    # An older report's list entry (no weak, empty or metrics) still renders.
+    assert (
+        "| $.items | HUNGARIAN (comparator: FUZZY, threshold: 0.7) | 7 | 0 | 2 | 3 | 0 "
+        "| n/a | n/a |" in lines
+    )
     assert "- **Expected only** (ground truth, no prediction; not compared): 1: `gt-only`" in lines
 
 
@@ -342,7 +346,8 @@ def test_renders_a_real_batch() -> None:
         ],
         schema,
     )
-    lines = lines_of(render_fields_markdown(batch.to_report()))
+    report = batch.to_report()
+    lines = lines_of(render_fields_markdown(report))
     assert (
         "| $.vendor | FUZZY (threshold: 0.8) | 1 | 0 | 0 | 0 | 0 "
         "| 🟢 1.0000 | 🟢 1.0000 | 🟢 1.0000 |  |" in lines
@@ -351,10 +356,19 @@ def test_renders_a_real_batch() -> None:
         line.startswith("| $.tags[] | HUNGARIAN (comparator: FUZZY, threshold: 0.7) |")
         for line in lines
     )
-    assert any(
-        line.startswith("| $.memo | FUZZY (threshold: 0.85) |") and line.endswith("| 🔍 |")
-        for line in lines
-    )
+    # A discovered attribute's entry is in the fields table or, left out of the
+    # figures, in its own section (whichever the report builder chose); its row is in
+    # the document table either way.
+    discovered = report.get("discovered") or {}
+    if any(
+        entry["template"] == "$.memo"
+        for entry in [*report["fields"], *discovered.get("fields", [])]
+    ):
+        assert any(
+            line.startswith("| $.memo | FUZZY (threshold: 0.85) |") and line.endswith("| 🔍 |")
+            for line in lines
+        )
+    assert any(line.startswith("| ✅ | $.memo | x | x |") for line in lines)
     assert (
         "| ✅ | $.vendor | Acme | Acme | 0.90 | 1.00 | FUZZY (threshold: 0.8) | Exact match |"
         in lines
@@ -375,3 +389,245 @@ def test_undecided_comparisons_are_a_warning() -> None:
         "Fields: `$.vendor` 2."
     ) in text
     assert "> - not decided: ProviderError: model \\| gone" in text
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_values_print_exactly_as_given() -> None:
+    report = small_report()
+    report["documents"][1]["rows"] = [
+        row("$.total", "FD", 673.95, 613.95, 0.0, 0.875, NUMERIC, "Numbers differ"),
+        row("$.big", "FD", 123456.78, 123457.78, 0.0, None, NUMERIC, "Numbers differ"),
+        row("$.tiny", "FD", 1e-7, 2e-7, 0.0, None, NUMERIC, "Numbers differ"),
+        row("$.count", "TP", 12, 12, 1.0, None, NUMERIC, "Exact match"),
+        row("$.paid", "TP", True, True, 1.0, None, "EXACT", "Exact match"),
+        row("$.ringgit", "TP", "RM7.42", "RM7.42", 1.0, None, NUMERIC, "Exact match"),
+        row("$.euro", "TP", "1.234,56 €", "1.234,56 €", 1.0, None, NUMERIC, "Exact match"),
+        row("$.tags", "FD", ["a", "b"], {"x": 1.5}, 0.0, None, "EXACT", "Differ"),
+    ]
+    text = render_fields_markdown(report)
+    assert "| ❌ | $.total | 673.95 | 613.95 | 0.88 | 0.00 |" in text
+    assert "| ❌ | $.big | 123456.78 | 123457.78 | N/A | 0.00 |" in text
+    assert "| ❌ | $.tiny | 1e-07 | 2e-07 |" in text
+    assert '| ❌ | $.tags | ["a", "b"] | {"x": 1.5} |' in text
+    assert "| ✅ | $.count | 12 | 12 |" in text
+    assert "| ✅ | $.paid | true | true |" in text
+    assert "| ✅ | $.ringgit | RM7.42 | RM7.42 |" in text
+    assert "| ✅ | $.euro | 1.234,56 € | 1.234,56 € |" in text
+
+
+def test_long_values_and_weak_pair_reasons_are_not_cut_silently() -> None:
+    description = "Premium widget, brushed steel, " * 20
+    reason = (
+        "Weak pair (item similarity 0.42 < 0.50): description, quantity and unit price "
+        "differ from the expected item's; the assignment kept the pair as the best left"
+    )
+    report = small_report()
+    report["documents"][1]["rows"] = [
+        row("$.items[0].description", "FD", description, "Widget", 0.42, None, LIST, reason)
+    ]
+    text = render_fields_markdown(report)
+    assert f"| {reason} |" in text
+    left_out = len(description) - 500
+    assert f"| {description[:500]}… (+{left_out} chars) | Widget |" in text
+
+
+# --------------------------------------------------------------------------- new content
+
+
+def test_settings_line_says_how_lists_were_paired_and_what_counts() -> None:
+    report = small_report()
+    assert "**Settings**" not in render_fields_markdown(report)
+    report["settings"] = {"list_pairing": "stickler", "discovered": "exclude"}
+    lines = lines_of(render_fields_markdown(report))
+    start = lines.index("## 🎯 Summary")
+    assert lines[start + 11] == (
+        "- **Settings**: list items paired as Stickler does (`stickler`: a pair below the "
+        "match threshold stays a weak pair, counted FD); discovered attributes left out of "
+        "the figures (`--discovered include` puts them back)."
+    )
+    report["settings"] = {
+        "list_pairing": "strict",
+        "discovered": "include",
+        "shape_mismatch": "count",
+    }
+    assert (
+        "- **Settings**: list items paired strictly (`strict`: a pair below the match "
+        "threshold is broken up, its items counted missed and extra); discovered attributes "
+        "included in the figures; ground truth that contradicts the schema counted and left "
+        "out (`--allow-shape-mismatch`)."
+    ) in lines_of(render_fields_markdown(report))
+
+
+def test_hungarian_explanation_follows_the_pairing_used() -> None:
+    report = small_report()
+    report["lists"][0]["pairing"] = "stickler"
+    text = render_fields_markdown(report)
+    assert "with `stickler` pairing a pair below the match threshold stays a weak pair" in text
+    assert "with `strict` pairing" not in text
+
+
+def test_unparsed_values_are_a_warning_and_a_column() -> None:
+    report = small_report()
+    text = render_fields_markdown(report)
+    assert "not read as numbers" not in text
+    assert "| Unparsed |" not in text
+    report["overall"]["unparsed"] = 3
+    report["fields"][0]["unparsed"] = 3
+    lines = lines_of(render_fields_markdown(report))
+    assert (
+        "> ⚠️ **3 value(s) not read as numbers**: values of numeric fields that do not "
+        "parse as numbers (currency symbols and thousands separators are allowed), so they "
+        "could not be compared as numbers. Check how the ground truth and the extraction "
+        "write these fields: `$.vendor` 3."
+    ) in lines
+    start = lines.index("## Fields")
+    assert lines[start + 2].endswith("| F1 | Unparsed | Discovered |")
+    assert lines[start + 4].endswith("| 🟢 0.9474 | 3 |  |")
+    assert lines[start + 5].endswith("| 🟡 0.8235 | 0 |  |")
+
+
+def discovered_block(*, included: bool) -> dict[str, Any]:
+    cells = counts(tp=2, fa=1, fd=1)
+    return {
+        "included": included,
+        "counts": cells,
+        "metrics": metrics_from_cells(**cells),
+        "fields": [
+            field("$.memo", "FUZZY (threshold: 0.85)", counts(tp=2, fd=1), discovered=True),
+            field("$.stamp", "EXACT", counts(fa=1), discovered=True),
+        ],
+    }
+
+
+def test_discovered_attributes_left_out_get_their_own_section() -> None:
+    report = small_report()
+    report["discovered"] = discovered_block(included=False)
+    lines = lines_of(render_fields_markdown(report))
+    start = lines.index("## 🔍 Discovered attributes (not in the figures above)")
+    assert lines.index("## Fields") < start < lines.index("## List items")
+    assert lines[start + 2] == (
+        "These attributes are in the data but not in the schema; they were compared with "
+        "inferred rules and are left out of every figure above. `--discovered include` "
+        "puts them back."
+    )
+    assert lines[start + 4] == (
+        "Cells: TP 2 · FA 1 · FD 1 · FN 0 · TN 0 · precision 🟠 0.5000 · recall 🟢 1.0000 "
+        "· F1 🟠 0.6667."
+    )
+    assert "| $.memo | FUZZY (threshold: 0.85) | 2 | 0 | 1 | 0 | 0 " in "\n".join(lines)
+    # $.stamp has no TP: precision 0 is rated, recall (no expected value) is undefined.
+    assert "| $.stamp | EXACT | 0 | 1 | 0 | 0 | 0 | 🔴 0.0000 | n/a | 🔴 0.0000 | 🔍 |" in lines
+    # Methods of discovered fields are explained too.
+    assert "- **EXACT**:" in "\n".join(lines)
+
+
+def test_discovered_attributes_included_say_so() -> None:
+    report = small_report()
+    report["discovered"] = discovered_block(included=True)
+    text = render_fields_markdown(report)
+    assert "## 🔍 Discovered attributes (included in the figures above)" in text
+    assert "with `--discovered include`, are counted in every figure above." in text
+    assert "not in the figures above" not in text
+
+
+def test_list_table_counts_weak_pairs_and_both_empty_with_f1_and_far() -> None:
+    report = small_report()
+    items = {"matched": 7, "weak": 1, "missed": 2, "extra": 3, "empty": 4, "invented": 1}
+    cells = counts(tp=7, fa=3, fd=1, fn=2, tn=4)
+    report["lists"] = [
+        {
+            "template": "$.items",
+            "method": LIST,
+            "pairing": "stickler",
+            **items,
+            "counts": cells,
+            "metrics": {**metrics_from_cells(**cells), "far": 1 / 5},
+            "expected_empty": 5,
+            "invented": 1,
+        },
+        {
+            "template": "$.tags",
+            "method": LIST,
+            "pairing": "strict",
+            "matched": 2,
+            "weak": 0,
+            "missed": 0,
+            "extra": 0,
+            "empty": 0,
+            "counts": counts(tp=2),
+            "metrics": {**metrics_from_cells(**counts(tp=2)), "far": None},
+            "expected_empty": 0,
+            "invented": 0,
+        },
+    ]
+    lines = lines_of(render_fields_markdown(report))
+    start = lines.index("## List items")
+    assert lines[start + 2 : start + 6] == [
+        "| List | Method | Pairing | Matched | Weak | Missed | Extra | Both empty | F1 | FAR |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| $.items | {LIST} | stickler | 7 | 1 | 2 | 3 | 4 | 🟡 0.7000 | 🟡 0.2000 |",
+        f"| $.tags | {LIST} | strict | 2 | 0 | 0 | 0 | 0 | 🟢 1.0000 | n/a † |",
+    ]
+    assert "† FAR n/a: no document expected this list empty." in lines
+
+
+def test_undefined_metrics_are_never_rated_poor() -> None:
+    report = small_report()
+    empty = counts()
+    report["overall"]["counts"] = empty
+    report["overall"]["metrics"] = metrics_from_cells(**empty)
+    report["overall"]["macro_f1"] = float("nan")
+    report["fields"] = [field("$.none", "EXACT", empty)]
+    report["lists"] = [
+        {
+            "template": "$.items",
+            "method": LIST,
+            "counts": empty,
+            "metrics": dict.fromkeys(metrics_from_cells(**empty)),
+        }
+    ]
+    text = render_fields_markdown(report)
+    before_explanations = text[: text.index("## Method explanations")]
+    assert "🔴" not in before_explanations
+    assert "Poor" not in before_explanations
+    assert "- **Macro F1** (mean of document F1): ➖ n/a" in text
+
+
+def test_invalid_expected_is_a_warning_before_the_figures() -> None:
+    report = small_report()
+    examples = [
+        {
+            "id": f"inv-{index}",
+            "source": "truth.jsonl",
+            "line": index + 1,
+            "path": "$.total",
+            "schema": "a single value",
+            "found": {"amount": 673.95, "currency": "MYR"},
+        }
+        for index in range(12)
+    ]
+    report["invalid_expected"] = {"documents": 12, "examples": examples}
+    lines = lines_of(render_fields_markdown(report))
+    start = lines.index("## ⚠️ Ground truth that contradicts the schema")
+    assert start < lines.index("## 🎯 Summary")
+    assert lines[start + 2] == (
+        "12 document(s) have ground truth whose shape contradicts the schema "
+        "(`--allow-shape-mismatch`): they are counted here and left out of every figure "
+        "below. Fix the ground truth or the schema."
+    )
+    assert lines[start + 4] == "| Document | Source | Line | Path | Schema expects | Found |"
+    assert lines[start + 6] == (
+        '| inv-0 | truth.jsonl | 1 | $.total | a single value | {"amount": 673.95, '
+        '"currency": "MYR"} |'
+    )
+    assert "| inv-9 |" in lines[start + 15]
+    assert not any(line.startswith("| inv-10 |") for line in lines)
+    assert "*10 of 12 examples shown; the JSON report has all of them.*" in lines
+
+
+def test_older_reports_render_without_the_new_keys() -> None:
+    text = render_fields_markdown(small_report())
+    for absent in ("**Settings**", "Discovered attributes (", "contradicts the schema", "†"):
+        assert absent not in text

@@ -20,7 +20,7 @@ from docevals_mlflow import (
     render_suite_markdown,
     write_report,
 )
-from docevals_mlflow.reports.markdown import MAX_FIELD_ROWS, cell
+from docevals_mlflow.reports.markdown import MAX_CELL_CHARS, MAX_FIELD_ROWS, cell, value_cell
 from tests.evaluation.conftest import VerdictMetric, stage
 
 
@@ -48,11 +48,78 @@ def test_case_markdown_shows_verdict_wrong_fields_and_fingerprints():
 
 
 def test_table_cells_escape_pipes_and_newlines():
-    assert cell("a|b\nc") == "a\\|b c"
+    assert cell("a|b\nc") == "a\\|b<br>c"
+    assert cell("a\\b\r\nc") == "a\\\\b<br>c"
     assert cell(None) == "n/a"
-    assert cell(0.123456) == "0.1235"
-    assert cell({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
-    assert cell("x" * 200).endswith("...")
+    # Not rounded: a cell echoes what it is given; metrics are formatted before.
+    assert cell(0.123456) == "0.123456"
+    assert cell({"b": 1, "a": 2}) == '{"b": 1, "a": 2}'
+
+
+def test_long_text_is_cut_visibly_with_the_length_left_out():
+    assert cell("x" * MAX_CELL_CHARS) == "x" * MAX_CELL_CHARS
+    assert cell("x" * (MAX_CELL_CHARS + 312)) == "x" * MAX_CELL_CHARS + "… (+312 chars)"
+    # A reason well past the old 120 characters is kept whole.
+    reason = "Weak pair (item similarity 0.42 < 0.50): " + "description differs " * 10
+    assert cell(reason) == reason
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (673.95, "673.95"),
+        (613.95, "613.95"),
+        (123456.78, "123456.78"),
+        (123457.78, "123457.78"),
+        (1e-7, "1e-07"),
+        (12.0, "12.0"),
+        (10**20 + 1, "100000000000000000001"),
+        (True, "true"),
+        (None, "n/a"),
+        ("RM7.42", "RM7.42"),
+        ("1.234,56 €", "1.234,56 €"),
+        ([1, 2.5, "a"], '[1, 2.5, "a"]'),
+        ({"b": None, "a": [True]}, '{"b": null, "a": [true]}'),
+    ],
+)
+def test_value_cells_print_values_exactly(value, text):
+    assert value_cell(value) == text
+
+
+def test_value_cells_escape_markdown_without_losing_characters():
+    assert value_cell("a|b\\c") == "a\\|b\\\\c"
+    assert value_cell("*net* `x` <b> [l](u) ~s~ _y_") == (
+        "\\*net\\* \\`x\\` \\<b> [l\\](u) \\~s\\~ \\_y\\_"
+    )
+    # What would not render differently stays as it is, for the raw text's sake.
+    assert value_cell("INV_2024_001 [1, 2] 1 < 2") == "INV_2024_001 [1, 2] 1 < 2"
+    # An entity would render as its character; a lone ampersand is safe as is.
+    assert value_cell("AT&T &amp; &#38;") == "AT&T \\&amp; \\&#38;"
+    assert value_cell("12 Main St\nSpringfield") == "12 Main St<br>Springfield"
+    # cell() passes an escaped value through instead of escaping it twice.
+    assert cell(value_cell("a|b")) == "a\\|b"
+
+
+def test_long_values_are_cut_visibly_but_numbers_never():
+    text = "d" * (MAX_CELL_CHARS + 5)
+    assert value_cell(text) == "d" * MAX_CELL_CHARS + "… (+5 chars)"
+    digits = 10 ** (MAX_CELL_CHARS + 5)
+    assert value_cell(digits) == str(digits)
+
+
+def test_case_markdown_prints_compared_values_exactly():
+    case = EvaluationCase(
+        case_id="amounts",
+        prediction={"total": 673.95, "big": 123456.78},
+        references=[
+            artifact_from_value(
+                {"total": 613.95, "big": 123457.78}, authority="ground_truth", artifact_id="gt"
+            )
+        ],
+    )
+    text = render_case_markdown(Evaluator([ExactStructuredMetric()]).evaluate(case))
+    assert "| $.total | 613.95 | 673.95 | gt |" in text
+    assert "| $.big | 123457.78 | 123456.78 | gt |" in text
 
 
 def test_many_wrong_fields_are_capped_in_markdown():

@@ -268,3 +268,102 @@ def test_parquet_ids_one_machine_refuses_are_refused_on_spark(
     code, _, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
     assert code == 2
     assert_one_line_error(err, message, str(truth))
+
+
+@pytest.fixture
+def wrong_shapes(inputs: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
+    """The inputs with ground truth of the wrong shape in three documents (lines 4,
+    11 and 30 of the expected file) and a blank line before them."""
+    expected, predicted, schema = inputs
+    records = [json.loads(line) for line in expected.read_text(encoding="utf-8").splitlines()]
+    for index in (2, 9, 28):
+        wrong = (
+            {"Store": {"name": "x"}} if records[index]["class"] == "Receipt" else {"Account": [1]}
+        )
+        records[index]["data"] = {**records[index]["data"], **wrong}
+    lines = [json.dumps(record) for record in records]
+    lines.insert(1, "")
+    expected.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return expected, predicted, schema
+
+
+def test_comparison_settings_through_spark(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    wrong_shapes: tuple[Path, Path, Path],
+) -> None:
+    expected, predicted, schema = wrong_shapes
+    common = ("--expected", expected, "--predicted", predicted, "--schema", schema)
+    # Wrong-shaped ground truth stops both, with the same one-line error (line 4).
+    code, _, err = fields(capsys, tmp_path, *common)
+    assert code == 2
+    assert_one_line_error(err, str(expected), "line 4", "2 more documents too")
+    code, _, spark_err = fields(capsys, tmp_path, *common, "--spark")
+    assert code == 2
+    assert spark_err == err
+    settings = ("--allow-shape-mismatch", "--discovered", "include", "--list-pairing", "strict")
+    code, out, err = fields(capsys, tmp_path, *common, *settings)
+    assert code == 0, err
+    one_machine = report(tmp_path)
+    code, spark_out, spark_err = fields(capsys, tmp_path, *common, *settings, "--spark")
+    assert code == 0, spark_err
+    assert report(tmp_path) == one_machine
+    assert (spark_out, spark_err) == (out, err)
+    written = json.loads(one_machine)
+    assert written["settings"] == {
+        "list_pairing": "strict",
+        "discovered": "include",
+        "shape_mismatch": "count",
+    }
+    assert [example["line"] for example in written["invalid_expected"]["examples"]] == [
+        "line 4",
+        "line 11",
+        "line 30",
+    ]
+
+
+def test_wrong_shaped_parquet_rows_are_placed_like_one_machine(
+    spark: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    wrong_shapes: tuple[Path, Path, Path],
+) -> None:
+    import pandas as pd
+
+    expected, predicted, schema = wrong_shapes
+    records = [
+        json.loads(line) for line in expected.read_text(encoding="utf-8").splitlines() if line
+    ]
+    truth = tmp_path / "truth.parquet"
+    pd.DataFrame(
+        {
+            "id": [record["id"] for record in records],
+            "class": [record.get("class") for record in records],
+            "data": [json.dumps(record["data"]) for record in records],
+        }
+    ).to_parquet(truth)
+    common = ("--expected", truth, "--predicted", predicted, "--schema", schema)
+    code, _, err = fields(capsys, tmp_path, *common)
+    assert code == 2
+    assert_one_line_error(err, f"{truth}, record row 3", "2 more documents too")
+    code, _, spark_err = fields(capsys, tmp_path, *common, "--spark")
+    assert code == 2
+    assert spark_err == err
+
+
+def test_a_repeated_parquet_id_is_placed_by_row_like_one_machine(
+    spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    truth = tmp_path / "truth.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "a"], "data": ['{"v": 1}'] * 3}), truth)
+    common = ("--expected", truth, "--predicted", truth)
+    code, _, alone = fields(capsys, tmp_path, *common)
+    assert code == 2
+    assert_one_line_error(alone, "duplicate id 'a' (row 1 and row 3)")
+    code, _, err = fields(capsys, tmp_path, *common, "--spark")
+    assert code == 2
+    assert err == alone

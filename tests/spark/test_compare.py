@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
+from docevals_mlflow.errors import (
+    ConfigurationError,
+    DocEvalsError,
+    InputError,
+    ShapeMismatchError,
+)
 from docevals_mlflow.fields.batch import compare_documents
 from docevals_mlflow.spark import SparkFieldComparison, compare_documents_spark
 from tests.fields.test_parallel import SEMANTIC_SCHEMA, _records
@@ -189,6 +194,111 @@ def test_struct_columns_are_read_as_json(spark: Any) -> None:
         assert text(comparison.to_report()) == text(serial(records, keep_rows=False).to_report())
     finally:
         comparison.unpersist()
+
+
+# --- comparison settings ----------------------------------------------------------------
+
+
+def rule_records() -> list[dict[str, Any]]:
+    """:func:`documents` with what the comparison settings change: weak list pairs,
+    lists invented where none were expected, numbers that do not read as numbers (in
+    a configured, a discovered and an unconfigured field), and 12 documents whose
+    ground truth has the wrong shape (more than a report describes), spread over the
+    input and its partitions."""
+    records = [
+        *documents(),
+        {
+            "id": "odd-1",
+            "class": "Statement",
+            "expected": {"Total": "12.50", "Tags": [], "weight": 5},
+            "predicted": {"Total": "twelve", "Tags": ["late"], "weight": "heavy"},
+        },
+        {
+            "id": "odd-2",
+            "class": "Memo",
+            "expected": {"pages": 2, "cc": []},
+            "predicted": {"pages": "two", "cc": ["z"]},
+        },
+        {
+            "id": "odd-3",
+            "class": "Receipt",
+            "expected": {"Lines": [{"sku": "1", "qty": 2}, {"sku": "2", "qty": 5}]},
+            "predicted": {"Lines": [{"sku": "3", "qty": 2}]},
+        },
+    ]
+    for record in records[5:65:5]:
+        wrong = {"Store": {"name": "x"}} if record["class"] == "Receipt" else {"Account": ["A"]}
+        record["expected"] = {**record["expected"], **wrong}
+    return records
+
+
+COUNTING = {"shape_mismatch": "count"}
+
+
+def test_the_rule_records_exercise_every_setting() -> None:
+    # One machine only: the Spark tests below are meaningful with these figures.
+    records = rule_records()
+    base = serial(records, **COUNTING).to_report()
+    assert base["overall"]["unparsed"] == 3
+    assert base["classes"]["Statement"]["unparsed"] == 1  # the discovered one is apart
+    assert base["invalid_expected"]["documents"] == 12
+    assert len(base["invalid_expected"]["examples"]) == 10
+    assert base["discovered"]["included"] is False
+    lists = {entry["template"]: entry for entry in base["lists"]}
+    assert lists["$.Lines"]["weak"] == lists["$.Tags"]["invented"] == 1
+    assert lists["$.lines"]["discovered"] is True
+    for options in ({"list_pairing": "strict"}, {"discovered": "include"}):
+        changed = serial(records, **COUNTING, **options).to_report()
+        assert changed["overall"]["counts"] != base["overall"]["counts"]
+        assert changed["settings"] != base["settings"]
+
+
+@pytest.mark.parametrize(
+    ("options", "keep_rows"),
+    [
+        ({"list_pairing": "strict", "discovered": "include", **COUNTING}, True),
+        ({"list_pairing": "stickler", **COUNTING}, False),
+    ],
+    ids=["strict-include-rows", "stickler-exclude-no-rows"],
+)
+def test_every_setting_gives_one_machines_report(
+    spark: Any, options: dict[str, Any], keep_rows: bool
+) -> None:
+    records = rule_records()
+    comparison = compare(spark, records, keep_rows=keep_rows, **options)
+    try:
+        one_machine = serial(records, keep_rows=keep_rows, **options)
+        assert text(comparison.to_report()) == text(one_machine.to_report())
+        assert comparison.macro_f1 == one_machine.macro_f1
+        # The per-document results hold the scored documents only.
+        assert comparison.documents.count() == one_machine.document_count == len(records) - 12
+    finally:
+        comparison.unpersist()
+
+
+def test_without_collecting_documents_every_figure_is_the_same(spark: Any) -> None:
+    records = rule_records()
+    options = {"discovered": "include", **COUNTING}
+    comparison = compare(spark, records, collect_documents=False, **options)
+    try:
+        report = comparison.to_report()
+        assert report["documents"] == []
+        expected = serial(records, keep_rows=False, **options).to_report()
+        expected["documents"] = []
+        assert text(report) == text(expected)
+    finally:
+        comparison.unpersist()
+
+
+def test_wrong_shaped_ground_truth_stops_like_one_machine(spark: Any) -> None:
+    records = rule_records()
+    with pytest.raises(ShapeMismatchError) as alone:
+        serial(records)
+    with pytest.raises(ShapeMismatchError) as on_spark:
+        compare(spark, records, keep_rows=False)
+    assert str(on_spark.value) == str(alone.value)
+    assert on_spark.value.context() == alone.value.context()
+    assert on_spark.value.documents == 12
 
 
 # --- errors ---------------------------------------------------------------------------

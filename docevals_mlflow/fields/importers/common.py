@@ -10,7 +10,6 @@ from typing import Any, Literal, TypeGuard
 from docevals_mlflow.core.values import as_number
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.schema import (
-    DEFAULT_MATCH_THRESHOLD,
     DateOrder,
     FieldSpec,
     FuzzyScorer,
@@ -32,12 +31,11 @@ _IDP_METHODS: dict[str, _AnyMethod] = {
     "NORMALIZED": "NORMALIZED",
 }
 
-# A list without a configured threshold gets the native pairing threshold, recorded
-# explicitly. The IDP's 0.8 is not reused: Stickler always pairs items and applies
-# 0.8 to call a *paired* object right or wrong, while here the threshold decides
-# pairing itself, and 0.5 is what reproduces "the item was found, one attribute is
-# wrong" (see docs/field-methods.md).
-IDP_DEFAULT_MATCH_THRESHOLD = DEFAULT_MATCH_THRESHOLD
+# An imported list without a configured threshold gets the IDP accelerator's own
+# default for arrays of objects, recorded explicitly: pairs are made as Stickler 1.0
+# makes them (min(m, n), weak pairs FD), so 0.8 means here what it means there. The
+# native default (DEFAULT_MATCH_THRESHOLD, 0.5) applies to native schemas only.
+IDP_DEFAULT_MATCH_THRESHOLD = 0.8
 
 
 @dataclass(frozen=True)

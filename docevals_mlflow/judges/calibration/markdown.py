@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from docevals_mlflow.core.formatting import metric_text, percent_text
 from docevals_mlflow.judges.calibration.statistics import ConfidenceInterval, kappa_strength
 
 if TYPE_CHECKING:
@@ -13,8 +14,15 @@ if TYPE_CHECKING:
 
 
 def _percent(value: float, *, sign: bool = True) -> str:
-    text = f"{value * 100:.0f}"
-    return text + "%" if sign else text
+    """A share as a percentage; without ``sign``, the number only (the lower end of a
+    range such as ``70.0-85.0%``)."""
+    text = percent_text(value)
+    return text if sign else text.removesuffix("%")
+
+
+def _level(confidence: float) -> str:
+    # A setting, not a measurement: printed as given (95%, 97.5%), never rounded.
+    return f"{confidence * 100:g}%"
 
 
 def _share(value: float | None, interval: ConfidenceInterval | None) -> str:
@@ -29,10 +37,10 @@ def _share(value: float | None, interval: ConfidenceInterval | None) -> str:
 def _kappa_text(value: float | None, interval: ConfidenceInterval | None = None) -> str:
     if value is None:
         return "undefined"
-    text = f"{value:.2f}"
+    text = metric_text(value)
     if interval is not None:
         # "to" rather than a dash: kappa bounds can be negative.
-        text += f" ({interval.low:.2f} to {interval.high:.2f})"
+        text += f" ({metric_text(interval.low)} to {metric_text(interval.high)})"
     return text
 
 
@@ -43,7 +51,7 @@ def _level_markdown(report: CalibrationReport, name: LevelName) -> list[str]:
     lines = [f"## {name.capitalize()}", "", report.verdict_line(name), ""]
     if figures.n == 0:
         return lines
-    level = _percent(report.confidence)
+    level = _level(report.confidence)
     lines += table(
         [
             "n",
@@ -98,7 +106,7 @@ def _render_markdown(report: CalibrationReport, max_rows: int) -> str:
         else:
             lines.append(
                 f"Fleiss' κ across {panel.raters} variants on {panel.cases} cases: "
-                f"{panel.fleiss_kappa:.2f} ({kappa_strength(panel.fleiss_kappa)})"
+                f"{metric_text(panel.fleiss_kappa)} ({kappa_strength(panel.fleiss_kappa)})"
             )
         lines += [
             "",

@@ -17,9 +17,10 @@ from pydantic import Field
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.diagnostics import DisagreementBudget
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.judges.calibration.labels import ClaimKind, HumanLabel
-from docevals_mlflow.judges.calibration.markdown import _percent, _render_markdown
+from docevals_mlflow.judges.calibration.markdown import _level, _percent, _render_markdown
 from docevals_mlflow.judges.calibration.statistics import ConfidenceInterval, kappa_strength
 
 if TYPE_CHECKING:
@@ -181,13 +182,13 @@ class CalibrationReport(DocEvalsModel):
         text = f"judge agrees with humans on {_percent(figures.agreement)} of {level}"
         if figures.agreement_ci is not None:
             text += (
-                f" ({_percent(self.confidence)} CI "
+                f" ({_level(self.confidence)} CI "
                 f"{_percent(figures.agreement_ci.low, sign=False)}–"
                 f"{_percent(figures.agreement_ci.high)})"
             )
         if figures.kappa is None:
             return text + ", κ undefined (one category only)"
-        return text + f", κ {figures.kappa:.2f} ({kappa_strength(figures.kappa)})"
+        return text + f", κ {metric_text(figures.kappa)} ({kappa_strength(figures.kappa)})"
 
     def confusion_frame(self, level: LevelName = "cases") -> pd.DataFrame:
         """The confusion matrix of ``level`` as a DataFrame (rows human, columns judge)."""
