@@ -66,6 +66,7 @@ class Column:
         "pair_codes",
         "pair_counts",
         "pair_scores",
+        "pair_unparsed",
         "predicted_keys",
         "predicted_present",
         "predicted_values",
@@ -89,6 +90,9 @@ class Column:
         """Per paired item of every list in the batch: an outcome code (_TP, ...)."""
         self.pair_scores: list[float] = []
         self.pair_counts: list[list[int]] = []
+        self.pair_unparsed: list[int] | None = None
+        """Per list, for a numeric attribute: values of its paired items that do not
+        read as numbers (both sides)."""
         """Per list: ``[tp, fa, fd, fn, tn]`` over its paired items."""
 
 
@@ -411,6 +415,19 @@ def _decide_matched(
             (codes == _TP) | (codes == _FD), scores, np.where(codes == _FD_WRONG, 0.0, np.nan)
         ).tolist()
         column.pair_counts = cells[:, :5].tolist()
+        if node.readable is not None:
+            # Unreadable numbers have NaN keys (empty values too, hence the presence).
+            unread = (
+                expected_present & np.isnan(np.array(column.expected_keys, dtype=np.float64)[left])
+            ).astype(np.int64) + (
+                predicted_present
+                & np.isnan(np.array(column.predicted_keys, dtype=np.float64)[right])
+            )
+            column.pair_unparsed = (
+                np.bincount(owner, weights=unread, minlength=request_count)
+                .astype(np.int64)
+                .tolist()
+            )
 
 
 def _emit_fast_pairs(
@@ -439,6 +456,11 @@ def _emit_fast_pairs(
                 state.nodes[node.template] = node
             for index, count in enumerate(column.pair_counts[block.request]):
                 cells[index] += count
+            if column.pair_unparsed is not None and column.pair_unparsed[block.request]:
+                unparsed = state.unparsed
+                unparsed[node.template] = (
+                    unparsed.get(node.template, 0) + column.pair_unparsed[block.request]
+                )
     keep = state.keep_rows
     confidence = state.confidence
     add_row = state.rows.append
@@ -522,20 +544,23 @@ def _compare_paired_items(
             # A deferred comparator paired items with a proxy score; its own decision
             # on the pair comes later, in one batch.
             node.compare(value, other, child_path, child_ppath, state)
-        elif (
-            # Both present and plain: the common case needs no emptiness re-check.
-            column.expected_present[left]
-            and column.predicted_present[right]
-            and type(other) is not dict
-            and type(other) is not list
-        ) or not node.settle_unscored(value, other, child_path, child_ppath, state):
-            node.settle_scored(
-                value,
-                other,
-                column.expected_keys[left],
-                column.predicted_keys[right],
-                float(column.scores[pair]),
-                child_path,
-                child_ppath,
-                state,
-            )
+        else:
+            if node.readable is not None:
+                node.count_unparsed(state, value, other)
+            if (
+                # Both present and plain: the common case needs no emptiness re-check.
+                column.expected_present[left]
+                and column.predicted_present[right]
+                and type(other) is not dict
+                and type(other) is not list
+            ) or not node.settle_unscored(value, other, child_path, child_ppath, state):
+                node.settle_scored(
+                    value,
+                    other,
+                    column.expected_keys[left],
+                    column.predicted_keys[right],
+                    float(column.scores[pair]),
+                    child_path,
+                    child_ppath,
+                    state,
+                )

@@ -78,8 +78,9 @@ METHOD_EXPLANATIONS: dict[str, str] = {
     "otherwise); score 1 or 0.",
     "NORMALIZED": "equal after Unicode normalisation, case folding and removing "
     "punctuation and extra whitespace; score 1 or 0.",
-    "NUMERIC_EXACT": "both values read as numbers (currency symbols and thousands "
-    "separators removed) and equal within the tolerance shown.",
+    "NUMERIC_EXACT": "both values read as numbers (currency and unit markers and "
+    "thousands separators removed) and equal within the tolerance shown; text that is "
+    "not a number matches only identical text.",
     "FUZZY": "similarity from 0 to 1 of the trimmed, lower-cased texts (rapidfuzz); a "
     "match when the score reaches the threshold shown (inclusive).",
     "LEVENSHTEIN": "1 − edit distance / length of the longer lower-cased text; a match "
@@ -195,6 +196,8 @@ _PAIRING_TEXT = {
     "threshold stays a weak pair, counted FD)",
     "strict": "list items paired strictly (`strict`: a pair below the match threshold is "
     "broken up, its items counted missed and extra)",
+    "schema": "list items paired as each list's `pairing` in the schema says (`stickler` "
+    "unless set; see the list table)",
 }
 
 

@@ -148,9 +148,11 @@ def test_numeric_tolerance_is_inclusive_absolute(
         ("1,234,567", 1234567, True),
         (12, "12.0", True),
         (12, 12.001, False),
-        ("abc", "abc", False),  # not numbers: never a match, even identical text
-        ("N/A", "N/A", False),
-        ("12 kg", 12, False),
+        ("abc", "abc", True),  # not numbers, but identical text always matches
+        ("N/A", "n/a", True),
+        ("abc", "abd", False),
+        ("12 kg", 12, True),  # a unit is a marker like a currency
+        ("12 dollars", 12, False),  # longer than four letters: a word, not a marker
         (True, 1, False),  # a boolean is not a number
     ],
 )
@@ -487,8 +489,10 @@ def test_custom_provider_factory_is_used() -> None:
         ]
     )
     assert "pairwise" in built[1].calls
-    assert [d.cells["$.Items[].desc"] for d in documents] == [[1, 0, 0, 0, 0], [0, 1, 0, 1, 0]]
-    assert [d.items["$.Items"] for d in documents] == [[1, 0, 0], [0, 1, 1]]
+    # The second pair (2 vs 8 characters) is below the match threshold: a weak pair,
+    # its description one FD.
+    assert [d.cells["$.Items[].desc"] for d in documents] == [[1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]
+    assert [d.items["$.Items"] for d in documents] == [[1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]]
 
 
 def test_provider_for_llm_method() -> None:

@@ -101,6 +101,39 @@ def test_field_run_layout(mlflow_store, tmp_path):
     assert set(rows["outcome"]) == {"TP", "FD", "FN"}
 
 
+def test_field_run_rules_unparsed_discovered_and_lists(mlflow_store, tmp_path):
+    documents = [
+        {
+            "id": "c",
+            "class": "Invoice",
+            "expected": {"number": "4", "total": "N/A", "lines": [{"sku": "A"}], "memo": "x"},
+            "predicted": {"number": "4", "total": "n/a", "lines": [{"sku": "B"}], "memo": "x"},
+        },
+        {"id": "d", "class": "Invoice", "expected": {"number": "5"}, "predicted": {"number": "5"}},
+    ]
+    report = compare_documents(documents, SCHEMA, shape_mismatch="count").to_report()
+    writer = BundleWriter(run_name="rules")
+    layout_fields(writer, report, markdown="", dashboard="")
+    logged = log_bundle(writer.write(tmp_path / "bundle"), experiment="rules")
+    run = MlflowClient(mlflow_store).get_run(logged.run_id)
+    params, metrics = run.data.params, run.data.metrics
+    assert params["fields.list_pairing"] == "schema"
+    assert params["fields.discovered"] == "exclude"
+    assert params["fields.shape_mismatch"] == "count"
+    assert metrics["overall/unparsed"] == 2
+    assert metrics["field/total/unparsed"] == 2
+    assert "field/number/unparsed" not in metrics
+    assert metrics["overall/invalid_expected"] == 0
+    # memo is not in the schema: its own namespace, outside overall/.
+    assert metrics["discovered/memo/tp"] == 1
+    assert metrics["discovered/overall/tp"] == 1
+    assert "field/memo/tp" not in metrics
+    assert metrics["overall/tp"] == 3  # number twice, total (identical text)
+    # A against B: a weak pair; d has no lines on either side: one empty list.
+    assert (metrics["list/lines/weak"], metrics["list/lines/empty"]) == (1, 1)
+    assert metrics["list/lines/far"] == 0.0
+
+
 def test_values_keep_their_text_in_parquet(mlflow_store, tmp_path):
     documents = [{"id": "z", "expected": {"code": "0123"}, "predicted": {"code": "0123"}}]
     writer = BundleWriter()
