@@ -54,6 +54,7 @@ class SchemaCompiler:
                 self,
                 inferred_class=inferred_class,
                 configured=not (discovered or inferred_class),
+                weight=spec.weight,
             )
         if spec.items is not None:
             item = self.compile(
@@ -66,6 +67,7 @@ class SchemaCompiler:
                 self.list_pairing or spec.pairing,
                 configured=not (discovered or inferred_class),
                 discovered=discovered,
+                weight=spec.weight,
             )
             if isinstance(item, ScalarNode):
                 # Rows of a list of scalars carry the list's method label.

@@ -11,15 +11,20 @@
   written, the time and offset are ignored; and ``20240115`` (eight digits);
 * numeric day and month with a 2- or 4-digit year, separated by one of ``/ - .``
   used consistently: ``01/15/2024``, ``15.01.2024``, ``1/5/24``. If one of the first
-  two numbers is above 12 it can only be the day, whatever ``order`` says; otherwise
-  ``order`` decides (``"month_first"``: ``1/5/24`` is 5 January; ``"day_first"``:
-  1 May);
+  two numbers is above 12 it can only be the day, whatever ``order`` says. Dots
+  always put the day first (``01.12.2015`` is 1 December: the dotted form is the
+  day-first convention of the countries that write it). Otherwise ``order`` decides
+  (``"month_first"``: ``1/5/24`` is 5 January; ``"day_first"``: 1 May);
 * English month names or their three-letter abbreviations (also ``Sept``), any case,
   optionally followed by a dot: ``Jan 15, 2024``, ``January 15 2024``,
   ``15 Jan 2024``, ``15-Jan-2024``, ``Sept 3 2024``, ``2024-Jan-15``, with
   optional ordinal suffixes (``15th``) and commas, and an optional weekday in front
   (``Mon, 15 Jan 2024``; the weekday is not checked against the date). The year may
   have two digits here too.
+
+Any of these may be followed by a time of day (``15/01/2024 13:20``,
+``Jan 15, 2024 1:20 PM``, ``20 Aug 2025 13:20:05 UTC``): the date is the one written,
+the time is ignored, as it is after a year-first date.
 
 Two-digit years follow POSIX ``strptime`` ``%y``: 00-68 are 2000-2068, 69-99 are
 1969-1999. Impossible dates (``2023-02-29``, ``31/04/2024``), dates without a year or
@@ -47,6 +52,16 @@ _YEAR_FIRST = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 _COMPACT = re.compile(r"(?P<year>[0-9]{4})(?P<month>[0-9]{2})(?P<day>[0-9]{2})")
+# A time of day after the date: hours and minutes, optional seconds and fraction, an
+# optional AM/PM and an optional zone.
+_TRAILING_TIME = re.compile(
+    r"""
+    [\ ,T]+[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?
+    (?:\ ?[ap]\.?m\.?)?
+    (?:\ ?(?:z|utc|gmt|[+-][0-9]{2}(?::?[0-9]{2})?))?
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
 _NUMERIC = re.compile(
     r"(?P<first>[0-9]{1,2})(?P<sep>[-/.])(?P<second>[0-9]{1,2})(?P=sep)"
     r"(?P<year>[0-9]{4}|[0-9]{2})"
@@ -135,6 +150,9 @@ def parse_date_text(text: str, order: DateOrder = "month_first") -> dt.date | No
     if match is not None:
         year, month, day = match.group("year", "month", "day")
         return _make(int(year), int(month), int(day))
+    time = _TRAILING_TIME.search(text)
+    if time is not None and time.end() == len(text) and time.start() > 0:
+        text = text[: time.start()]
     match = _NUMERIC.fullmatch(text)
     if match is not None:
         return _numeric(match, order)
@@ -150,7 +168,7 @@ def _check_order(order: str) -> None:
 
 def _numeric(match: re.Match[str], order: DateOrder) -> dt.date | None:
     first, second, year = int(match["first"]), int(match["second"]), match["year"]
-    if first > 12 or (second <= 12 and order == "day_first"):
+    if first > 12 or (second <= 12 and (order == "day_first" or match["sep"] == ".")):
         day, month = first, second
     else:
         month, day = first, second

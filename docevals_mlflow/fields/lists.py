@@ -44,6 +44,7 @@ class ArrayNode:
         "pairing",
         "scalar_keys",
         "template",
+        "weight",
     )
 
     def __init__(
@@ -55,8 +56,11 @@ class ArrayNode:
         *,
         configured: bool = True,
         discovered: bool = False,
+        weight: float = 1.0,
     ) -> None:
         self.template = template
+        self.weight = weight
+        """The list's weight in the similarity of the list items holding it."""
         self.discovered = discovered
         self.configured = configured
         """From the schema (not inferred from the data): ground truth of another shape
@@ -151,6 +155,14 @@ class ArrayNode:
                 self.match_threshold,
                 self.keep_weak,
             )
+            if (
+                block.suspect
+                and self.configured
+                and not self._scalar_attributes_hold_values(
+                    expected_positions, expected_values, path, state
+                )
+            ):
+                return
         else:
             # A list of lists: inner lists pair by position-free identity only when
             # the assignment finds them equal; there is no attribute to score.
@@ -228,21 +240,30 @@ class ArrayNode:
         if not self.configured:
             return positions, values
         wanted = _item_shape(self.item)
-        scalar_keys = self.scalar_keys
+        if type(positions) is range:
+            return positions, values  # every item is a dict: the object shape holds
         for position, value in zip(positions, values, strict=True):
             if not _has_shape(value, wanted):
                 state.violation(f"{path}[{position}]", wanted, value)
                 return None, []
-            # Paired items' scalar attributes are decided in bulk, never one by one,
-            # so their shape is checked here.
-            for key in scalar_keys:
-                attribute = value.get(key)
+        return positions, values
+
+    def _scalar_attributes_hold_values(
+        self, positions: Sequence[int], values: list[Any], path: str, state: DocumentState
+    ) -> bool:
+        """Whether every configured scalar attribute of the expected items holds a
+        single value (else the first violation is recorded). Only asked when pairing
+        saw a container in such a column: paired items' attributes are decided in bulk,
+        never one by one."""
+        for position, value in zip(positions, values, strict=True):
+            for key in self.scalar_keys:
+                attribute = value.get(key) if isinstance(value, Mapping) else None
                 if (type(attribute) is dict or type(attribute) is list) and attribute:
                     state.violation(
                         f"{path}[{position}]{key_segment(key)}", "a single value", attribute
                     )
-                    return None, []
-        return positions, values
+                    return False
+        return True
 
     def _both_empty(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -287,6 +288,10 @@ def _texts_at(keys: Sequence[Any], numbers: Any) -> dict[str, list[int]]:
     return positions
 
 
+_FLOAT_SLACK = 4 * sys.float_info.epsilon
+"""Relative allowance for float rounding in numeric comparisons (about 9e-16)."""
+
+
 class NumericComparator:
     """``NUMERIC_EXACT``: the numbers are equal within the tolerance.
 
@@ -352,9 +357,10 @@ class NumericComparator:
         return parse_number(value) is not None
 
     def _bound(self, left: Any, right: Any) -> Any:
-        # A hair of slack (1e-9 of the magnitudes) so that 0.1 + 0.2 against 0.3 is
-        # not decided by float noise; written with abs() sums so that it broadcasts.
-        bound = self.tolerance + 1e-9 + 1e-9 * (abs(left) + abs(right))
+        # Slack of a few units in the last place of the magnitudes, so that 0.1 + 0.2
+        # against 0.3 is not decided by float rounding; no more, or a tolerance of 0
+        # would accept a cent on millions. Written with abs() sums so it broadcasts.
+        bound = self.tolerance + _FLOAT_SLACK * (abs(left) + abs(right))
         if self.relative_tolerance:
             bound = bound + self.relative_tolerance * np.maximum(abs(left), abs(right))
         return bound

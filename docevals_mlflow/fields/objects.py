@@ -35,6 +35,7 @@ class ObjectNode:
         "flat",
         "inferred_class",
         "template",
+        "weight",
     )
 
     def __init__(
@@ -45,8 +46,11 @@ class ObjectNode:
         *,
         inferred_class: bool,
         configured: bool = True,
+        weight: float = 1.0,
     ) -> None:
         self.template = template
+        self.weight = weight
+        """The object's weight in the similarity of the list items holding it."""
         self.configured = configured
         """From the schema: ground truth other than an object here is an input error."""
         self.children = children

@@ -9,6 +9,7 @@ import numpy as np
 
 from docevals_mlflow.core.assignment import linear_sum_assignment
 from docevals_mlflow.core.paths import key_segment
+from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.fields.leaves import ScalarNode
 from docevals_mlflow.fields.objects import ObjectNode
 from docevals_mlflow.fields.state import (
@@ -107,6 +108,7 @@ class Block:
         "pair_start",
         "predicted_start",
         "request",
+        "suspect",
         "width",
     )
 
@@ -127,6 +129,9 @@ class Block:
         """Every item is a plain dict: paired items take :func:`_emit_fast_pairs`."""
         self.request = 0
         self.matched_start = 0
+        self.suspect = False
+        """An expected item holds an object or a list in a configured scalar
+        attribute: ground truth of the wrong shape, for the list to record."""
 
 
 def item_similarity(
@@ -203,6 +208,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     similarity, columns = _similarity(
         node, expected_all, predicted_all, pairs_index, every_key_configured
     )
+    suspect = _containers_in_scalar_columns(columns, len(expected_all))
 
     results: list[SimilarityResult] = []
     expected_start = predicted_start = pair_start = matched = 0
@@ -214,6 +220,8 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
         zip(requests, m, n, strict=True)
     ):
         block = Block(columns, expected_start, predicted_start, pair_start, cols)
+        if suspect is not None:
+            block.suspect = any(suspect[expected_start : expected_start + rows])
         size = rows * cols
         pairs, weak = assign(
             similarity[pair_start : pair_start + size].reshape(rows, cols), threshold, keep_weak
@@ -244,6 +252,126 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
             len(requests),
         )
     return results
+
+
+_CONTAINERS = frozenset({dict, list})
+
+NESTED_OBJECT_THRESHOLD = 0.7
+"""Stickler's default threshold of an object field, which clips an object nested two
+levels inside a list item (the schema has no threshold for objects)."""
+
+
+def _group_scores(
+    node: ObjectNode, expected_values: list[Any], predicted_values: list[Any], index: _PairIndex
+) -> Any:
+    """Per item pair, the score of an object nested in the items, as Stickler scores a
+    nested model there (``compare_with``'s overall score): the weighted mean over
+    *every* configured attribute of its score, clipped to 0 below the attribute's
+    threshold, 1 where both sides are empty and 0 where one side is."""
+    total: Any = None
+    weight_sum = 0.0
+    for key, child in node.children.items():
+        left = [_get(value, key) for value in expected_values]
+        right = [_get(value, key) for value in predicted_values]
+        if isinstance(child, ScalarNode):
+            comparator = child.comparator
+            left_present, left_keys = comparator.prepare_many(left)
+            right_present, right_keys = comparator.prepare_many(right)
+            raw = index.scores(comparator, left_keys, right_keys)
+            scores = np.where(raw >= comparator.threshold - 1e-10, raw, 0.0)
+        elif isinstance(child, ObjectNode):
+            left_present = [isinstance(value, Mapping) for value in left]
+            right_present = [isinstance(value, Mapping) for value in right]
+            raw, _ = _similarity(child, left, right, index, False)
+            scores = np.where(raw >= NESTED_OBJECT_THRESHOLD, raw, 0.0)
+        elif (item := _value_item(child)) is not None:
+            left_present = [_has_items(value) for value in left]
+            right_present = [_has_items(value) for value in right]
+            scores = _list_scores(item, left, right, index, clip=True)
+        else:
+            continue
+        both_left, both_right = index.masks(
+            np.array(left_present, dtype=bool), np.array(right_present, dtype=bool)
+        )
+        scored = np.where(
+            both_left & both_right, scores, np.where(both_left | both_right, 0.0, 1.0)
+        )
+        weighted = scored * child.weight if child.weight != 1.0 else scored
+        total = weighted if total is None else total + weighted
+        weight_sum += child.weight
+    if total is None:
+        return np.ones(index.size, dtype=np.float64)
+    return total / weight_sum
+
+
+def _value_item(node: Node) -> ScalarNode | None:
+    """The item node of a list of values, else ``None``."""
+    item = getattr(node, "item", None)
+    return item if isinstance(item, ScalarNode) else None
+
+
+def _has_items(value: Any) -> bool:
+    return type(value) is list and any(not is_empty(item) for item in value)
+
+
+def _list_scores(
+    item: ScalarNode,
+    expected_values: list[Any],
+    predicted_values: list[Any],
+    index: _PairIndex,
+    *,
+    clip: bool,
+) -> Any:
+    """Per item pair, Stickler's similarity of two lists of values nested in the
+    items: the mean score of the optimal min(m, n) pairs (each clipped to 0 below the
+    item threshold when ``clip``), times min(m, n) / max(m, n). 0 where a side has no
+    items (the caller masks what is absent)."""
+    comparator = item.comparator
+
+    def prepared(values: list[Any]) -> list[list[Any]]:
+        return [
+            [comparator.prepare(entry) for entry in value if not is_empty(entry)]
+            if type(value) is list
+            else []
+            for value in values
+        ]
+
+    left_keys, right_keys = prepared(expected_values), prepared(predicted_values)
+    if index.left is None:
+        lefts = np.repeat(np.arange(index.m), index.n)
+        rights = np.tile(np.arange(index.n), index.m)
+    else:
+        lefts, rights = index.left, index.right
+    scores = np.zeros(index.size, dtype=np.float64)
+    for position in range(index.size):
+        a, b = left_keys[lefts[position]], right_keys[rights[position]]
+        if not a or not b:
+            continue
+        similarity = comparator.matrix(a, b)
+        rows, cols = linear_sum_assignment(similarity, maximize=True)
+        paired = similarity[rows, cols]
+        if clip:
+            paired = np.where(paired >= comparator.threshold - 1e-10, paired, 0.0)
+        scores[position] = float(paired.mean()) * len(rows) / max(len(a), len(b))
+    return scores
+
+
+def _containers_in_scalar_columns(columns: list[Column], items: int) -> list[bool] | None:
+    """Per expected item, whether a configured scalar attribute holds a non-empty
+    object or list; ``None`` (the usual answer, checked in C per column) when none does."""
+    flags: list[bool] | None = None
+    for column in columns:
+        if not column.configured or not isinstance(column.node, ScalarNode):
+            continue
+        values = column.expected_values
+        if _CONTAINERS.isdisjoint(map(type, values)):
+            continue
+        found = [type(value) in _CONTAINERS and bool(value) for value in values]
+        flags = found if flags is None else [a or b for a, b in zip(flags, found, strict=True)]
+    if flags is None or not any(flags):
+        return None
+    assert len(flags) == items
+    return flags
 
 
 class _PairIndex:
@@ -314,18 +442,28 @@ def _similarity(
             column.scores = scores
             weight = child.weight
         elif isinstance(child, ObjectNode):
-            # A nested object is one attribute: absent (None) on a side, or scored by
-            # the same rule over its own attributes; ``{}`` is present, as in Stickler.
+            # A nested object is one attribute: absent (None) on a side, or scored as
+            # Stickler scores a nested model (see _group_scores); ``{}`` is present.
             left_present = [isinstance(value, Mapping) for value in column.expected_values]
             right_present = [isinstance(value, Mapping) for value in column.predicted_values]
             if not any(left_present) and not any(right_present):
                 continue
             all_left, all_right = all(left_present), all(right_present)
-            scores, _ = _similarity(
-                child, column.expected_values, column.predicted_values, index, False
+            scores = _group_scores(child, column.expected_values, column.predicted_values, index)
+            column.expected_present, column.predicted_present = left_present, right_present
+            weight = child.weight
+        elif (item := _value_item(child)) is not None:
+            # A nested list of values: Stickler's raw list similarity.
+            left_present = [_has_items(value) for value in column.expected_values]
+            right_present = [_has_items(value) for value in column.predicted_values]
+            if not any(left_present) and not any(right_present):
+                continue
+            all_left, all_right = all(left_present), all(right_present)
+            scores = _list_scores(
+                item, column.expected_values, column.predicted_values, index, clip=False
             )
             column.expected_present, column.predicted_present = left_present, right_present
-            weight = 1.0
+            weight = child.weight
         else:
             continue
         if all_left and all_right:

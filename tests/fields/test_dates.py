@@ -101,7 +101,8 @@ def test_month_names(text: str, expected: dt.date) -> None:
     [
         ("1/5/24", dt.date(2024, 1, 5), dt.date(2024, 5, 1)),
         ("03/04/2024", dt.date(2024, 3, 4), dt.date(2024, 4, 3)),
-        ("03.04.2024", dt.date(2024, 3, 4), dt.date(2024, 4, 3)),
+        # dots are the day-first convention whatever the order says
+        ("03.04.2024", dt.date(2024, 4, 3), dt.date(2024, 4, 3)),
         ("03-04-2024", dt.date(2024, 3, 4), dt.date(2024, 4, 3)),
         ("12/12/2024", dt.date(2024, 12, 12), dt.date(2024, 12, 12)),
         # a first number above 12 can only be the day
@@ -162,7 +163,8 @@ def test_two_digit_years_pivot_like_strptime(text: str, expected: dt.date) -> No
         "2024-01-15T",
         "2024-01-15T25",
         "2024-01-15 and more",
-        "Jan 15 2024 10:30",
+        "12:30",
+        "Jan 15 2024 10:30 tomorrow",
         "Foo 15 2024",
         "15 Jann 2024",
         "Mon 2024",
@@ -240,3 +242,20 @@ def test_order_decides_numeric_dates(d: dt.date) -> None:
 def test_two_digit_years_round_trip(d: dt.date) -> None:
     assert parse_date(d.strftime("%m/%d/%y")) == d
     assert parse_date(d.strftime("%d-%b-%y")) == d
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("20 Aug 2025 13:20", dt.date(2025, 8, 20)),
+        ("20 Aug 2025, 13:20", dt.date(2025, 8, 20)),
+        ("Jan 15, 2024 1:20 PM", dt.date(2024, 1, 15)),
+        ("Jan 15 2024 1:20 p.m.", dt.date(2024, 1, 15)),
+        ("15/01/2024 13:20:05 UTC", dt.date(2024, 1, 15)),
+        ("01/12/2015 08:00", dt.date(2015, 1, 12)),
+        ("01.12.2015 08:00:00+01:00", dt.date(2015, 12, 1)),
+        ("Tue, 01 Dec 2015 10:00 GMT", dt.date(2015, 12, 1)),
+    ],
+)
+def test_a_time_after_any_date_is_ignored(text: str, day: dt.date) -> None:
+    assert parse_date(text) == day
