@@ -708,12 +708,12 @@ class Checker:
             return float(info(node).threshold)
 
         def items(value: Any) -> list[Any]:
-            # Stickler's items: empty ones too (row empty_list_items when they matter).
+            # Stickler's items: empty ones too, None included (row empty_list_items).
             if not isinstance(value, list):
                 return []
-            if any(not present(entry) for entry in value) and value:
+            if any(not present(entry) for entry in value):
                 fired.add("empty_list_items")
-            return [entry for entry in value if entry is not None]
+            return list(value)
 
         def item_score(node: Scalar, x: Any, y: Any) -> float:
             ours = our_score(node, x, y) if present(x) and present(y) else None
