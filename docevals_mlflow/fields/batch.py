@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -490,11 +491,15 @@ def compare_documents(
             comparer, batch, chunks, workers=workers, keep_rows=keep_rows, rows_sink=rows_sink
         )
     else:
-        for chunk in chunks:
-            documents = fold_chunk(comparer, batch, chunk, keep_rows)
-            if rows_sink is not None:
-                for document in documents:
-                    rows_sink(document)
+        # Paused for the whole run, not per chunk: the collector would otherwise scan
+        # every chunk's rows again and again (the engine makes no reference cycles).
+        # A sink is the caller's code and may: then the pause is per chunk.
+        with gc_paused() if rows_sink is None else contextlib.nullcontext():
+            for chunk in chunks:
+                documents = fold_chunk(comparer, batch, chunk, keep_rows)
+                if rows_sink is not None:
+                    for document in documents:
+                        rows_sink(document)
     check_shapes(batch, shape_mismatch)
     return batch
 

@@ -48,14 +48,11 @@ class FieldInfo:
     """``scalar`` or ``list``."""
 
 
-_FIELD_INFO: dict[int, tuple[ScalarNode | ArrayNode, FieldInfo]] = {}
-
-
 def field_info(node: ScalarNode | ArrayNode) -> FieldInfo:
-    """The description of a field node (built once per node)."""
-    cached = _FIELD_INFO.get(id(node))
-    if cached is not None and cached[0] is node:
-        return cached[1]
+    """The description of a field node (built once per node, kept on it)."""
+    info: FieldInfo | None = node.info
+    if info is not None:
+        return info
     if isinstance(node, ArrayNode):
         info = FieldInfo(
             node.template, "HUNGARIAN", node.label, node.match_threshold, node.discovered, "list"
@@ -64,9 +61,7 @@ def field_info(node: ScalarNode | ArrayNode) -> FieldInfo:
         info = FieldInfo(
             node.template, node.method, node.label, node.threshold, node.discovered, "scalar"
         )
-    if len(_FIELD_INFO) > 100_000:
-        _FIELD_INFO.clear()
-    _FIELD_INFO[id(node)] = (node, info)
+    node.info = info
     return info
 
 

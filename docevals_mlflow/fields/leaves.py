@@ -24,6 +24,7 @@ class ScalarNode:
         "configured",
         "deferred",
         "discovered",
+        "info",
         "label",
         "method",
         "note",
@@ -46,6 +47,8 @@ class ScalarNode:
         configured: bool = True,
     ) -> None:
         self.template = template
+        self.info: Any = None
+        """The node's FieldInfo, made on first use (its label is final by then)."""
         self.configured = configured
         """From the schema: an expected object or list here is an input error."""
         self.weight = weight
@@ -155,17 +158,34 @@ class ScalarNode:
     def compare(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
     ) -> None:
-        if (
-            type(expected) is str
-            and expected == predicted
-            and self.text_identity
-            and expected.strip()
-        ):
-            # Identical text scores 1 under every method; skip preparing it.
-            if self.readable is not None:
-                self.count_unparsed(state, expected, predicted)
-            self.emit(state, path, ppath, expected, predicted, 1.0, "TP", None)
-            return
+        if type(expected) is str and type(predicted) is str:
+            # Two texts, the usual case: no emptiness or shape checks beyond this.
+            if expected == predicted and self.text_identity and expected.strip():
+                # Identical text scores 1 under every method; skip preparing it.
+                if self.readable is not None:
+                    self.count_unparsed(state, expected, predicted)
+                self.emit(state, path, ppath, expected, predicted, 1.0, "TP", None)
+                return
+            if expected.strip() and predicted.strip():
+                if self.readable is not None:
+                    self.count_unparsed(state, expected, predicted)
+                comparator = self.comparator
+                left, right = comparator.prepare(expected), comparator.prepare(predicted)
+                if self.deferred:
+                    state.deferred.append((self, expected, predicted, left, right, path, ppath))
+                    return
+                score = comparator.score(left, right)
+                self.emit(
+                    state,
+                    path,
+                    ppath,
+                    expected,
+                    predicted,
+                    score,
+                    "TP" if score >= comparator.threshold else "FD",
+                    None,
+                )
+                return
         if self.configured and (type(expected) is dict or type(expected) is list) and expected:
             state.violation(path, "a single value", expected)
             return

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from docevals_mlflow.fields.state import Node
 
 _COMPARATOR_NAMES = {"NUMERIC_EXACT": "NUMERIC"}
+_ONLY_DICT = frozenset({dict})
 
 
 class ArrayNode:
@@ -37,6 +38,7 @@ class ArrayNode:
     __slots__ = (
         "configured",
         "discovered",
+        "info",
         "item",
         "keep_weak",
         "label",
@@ -59,6 +61,8 @@ class ArrayNode:
         weight: float = 1.0,
     ) -> None:
         self.template = template
+        self.info: Any = None
+        """The node's FieldInfo, made on first use."""
         self.weight = weight
         """The list's weight in the similarity of the list items holding it."""
         self.discovered = discovered
@@ -205,23 +209,27 @@ class ArrayNode:
                 assert isinstance(item, ObjectNode)
                 reason = f"Weak pair (item similarity {score:.2f} < {self.match_threshold:g})"
                 item.weak_pair(value, other, item_path, item_ppath, state, reason)
-        paired_expected = {row for row, _ in pairs} | {row for row, _, _ in weak}
-        paired_predicted = {col for _, col in pairs} | {col for _, col, _ in weak}
-        for row, (i, value) in enumerate(zip(expected_positions, expected_values, strict=True)):
-            if row not in paired_expected:
-                item.one_sided(value, f"{path}[{i}]", None, state, True)
-        extra = 0
-        for col, (j, value) in enumerate(zip(predicted_positions, predicted_values, strict=True)):
-            if col not in paired_predicted:
-                item.one_sided(
-                    value,
-                    f"{path}[{len(expected_list) + extra}]",
-                    f"{ppath}[{j}]" if ppath else None,
-                    state,
-                    False,
-                )
-                extra += 1
         paired = len(pairs) + len(weak)
+        if paired < len(expected_values):
+            paired_expected = {row for row, _ in pairs} | {row for row, _, _ in weak}
+            for row, (i, value) in enumerate(zip(expected_positions, expected_values, strict=True)):
+                if row not in paired_expected:
+                    item.one_sided(value, f"{path}[{i}]", None, state, True)
+        if paired < len(predicted_values):
+            paired_predicted = {col for _, col in pairs} | {col for _, col, _ in weak}
+            extra = 0
+            for col, (j, value) in enumerate(
+                zip(predicted_positions, predicted_values, strict=True)
+            ):
+                if col not in paired_predicted:
+                    item.one_sided(
+                        value,
+                        f"{path}[{len(expected_list) + extra}]",
+                        f"{ppath}[{j}]" if ppath else None,
+                        state,
+                        False,
+                    )
+                    extra += 1
         self._count_items(
             state,
             matched=len(pairs),
@@ -355,7 +363,7 @@ def _present(items: list[Any], item: Node) -> tuple[Sequence[int], list[Any]]:
     are items, as in Stickler); values and lists count when not empty.
     """
     if isinstance(item, ObjectNode):
-        if all(type(entry) is dict for entry in items):
+        if _ONLY_DICT.issuperset(map(type, items)):
             return range(len(items)), items
         positions = [
             index

@@ -472,14 +472,16 @@ class _SimilarityComparator:
         # that table is much larger than the pairs themselves: cdist costs about a
         # twentieth of cpdist per comparison (it preprocesses each query once), and
         # document fields repeat (descriptions, dates, states, currencies).
-        if len(set(expected)) * len(set(predicted)) <= 16 * len(left):
-            left_codes: dict[Any, int] = {}
-            right_codes: dict[Any, int] = {}
+        left_distinct, right_distinct = dict.fromkeys(expected), dict.fromkeys(predicted)
+        if len(left_distinct) * len(right_distinct) <= 16 * len(left):
+            # Codes by first appearance; map() over a dict lookup stays in C.
+            left_codes = {key: code for code, key in enumerate(left_distinct)}
+            right_codes = {key: code for code, key in enumerate(right_distinct)}
             left_index = np.fromiter(
-                (left_codes.setdefault(key, len(left_codes)) for key in expected), np.int64
+                map(left_codes.__getitem__, expected), np.int64, count=len(expected)
             )
             right_index = np.fromiter(
-                (right_codes.setdefault(key, len(right_codes)) for key in predicted), np.int64
+                map(right_codes.__getitem__, predicted), np.int64, count=len(predicted)
             )
             table = self.matrix(list(left_codes), list(right_codes))
             looked_up: Scores = table[left_index[left], right_index[right]]
@@ -496,6 +498,9 @@ class _SimilarityComparator:
             return "Exact match"
         relation = ">=" if score >= self.threshold else "below"
         return f"Similarity {score:.2f} {relation} threshold {_format_threshold(self.threshold)}"
+
+
+_ONLY_TEXT = frozenset({str})
 
 
 class FuzzyComparator(_SimilarityComparator):
@@ -518,12 +523,10 @@ class FuzzyComparator(_SimilarityComparator):
         return _text(value).strip().lower()
 
     def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        try:
-            keys = [value.strip().lower() for value in values]
-        except AttributeError:  # not all text: the general path handles every type
+        # Checked in C: a column of plain text (the usual case) takes the fast path.
+        if not _ONLY_TEXT.issuperset(map(type, values)):
             return prepare_each(self.prepare, values)
-        if not all(type(value) is str for value in values):
-            return prepare_each(self.prepare, values)
+        keys = [value.strip().lower() for value in values]
         return list(map(bool, keys)), keys
 
     def config(self) -> dict[str, Any]:

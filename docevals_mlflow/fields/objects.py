@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from docevals_mlflow.fields.state import Node
 
 _EMPTY_MAP: Mapping[str, Any] = {}
+_ONLY_DICT = frozenset({dict})
 
 
 class ObjectNode:
@@ -34,6 +35,7 @@ class ObjectNode:
         "fallback",
         "flat",
         "inferred_class",
+        "segments",
         "template",
         "weight",
     )
@@ -49,6 +51,8 @@ class ObjectNode:
         weight: float = 1.0,
     ) -> None:
         self.template = template
+        self.segments = {key: key_segment(key) for key in children}
+        """Path segments of the configured keys, made once."""
         self.weight = weight
         """The object's weight in the similarity of the list items holding it."""
         self.configured = configured
@@ -106,11 +110,16 @@ class ObjectNode:
             predicted_map, wrong = _EMPTY_MAP, None
         else:
             predicted_map, wrong = None, WrongType(predicted, "an object")
+        children, segments = self.children, self.segments
         for key in self._keys(expected_map, predicted_map):
             value = expected_map.get(key)
             other = predicted_map.get(key) if predicted_map is not None else wrong
-            node = self.child(key, other if is_empty(value) and other is not None else value)
-            segment = key_segment(key)
+            node = children.get(key)
+            if node is None:
+                node = self.child(key, other if is_empty(value) and other is not None else value)
+                segment = key_segment(key)
+            else:
+                segment = segments[key]
             child_ppath = ppath + segment if ppath else None
             if isinstance(node, ScalarNode):
                 node.compare(value, other, path + segment, child_ppath, state)
@@ -208,12 +217,13 @@ class ObjectNode:
 
     def discovered_keys(self, items: Sequence[Any]) -> set[str]:
         """Keys of ``items`` that are not configured."""
-        return (
-            set().union(
+        if _ONLY_DICT.issuperset(map(type, items)):
+            found: set[str] = set().union(*map(dict.keys, items))
+        else:
+            found = set().union(
                 *(item.keys() for item in items if type(item) is dict or isinstance(item, Mapping))
             )
-            - self.children.keys()
-        )
+        return found - self.children.keys()
 
     def item_columns(
         self, items: Sequence[Any], *, known_configured: bool = False

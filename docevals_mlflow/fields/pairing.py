@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -73,6 +74,7 @@ class Column:
         "predicted_values",
         "scores",
         "segment",
+        "wrong_types",
     )
 
     def __init__(self, key: str, configured: bool, node: Node) -> None:
@@ -91,6 +93,9 @@ class Column:
         """Per paired item of every list in the batch: an outcome code (_TP, ...)."""
         self.pair_scores: list[float] = []
         self.pair_counts: list[list[int]] = []
+        self.wrong_types = False
+        """Some predicted value of this attribute is an object or a list (rows then
+        need a "Wrong type" reason)."""
         self.pair_unparsed: list[int] | None = None
         """Per list, for a numeric attribute: values of its paired items that do not
         read as numbers (both sides)."""
@@ -162,7 +167,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
     """
     every_key_configured = False
     if len(requests) > 1 and not requests[0][0].discovered_keys(
-        [item for request in requests for item in (*request[1], *request[2])]
+        list(chain.from_iterable(chain.from_iterable(request[1:3] for request in requests)))
     ):
         every_key_configured = True
     elif len(requests) > 1:
@@ -184,8 +189,8 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
             return [answers[index] for index in range(len(requests))]
         every_key_configured = True
     node = requests[0][0]
-    expected_all = [item for request in requests for item in request[1]]
-    predicted_all = [item for request in requests for item in request[2]]
+    expected_all = list(chain.from_iterable(request[1] for request in requests))
+    predicted_all = list(chain.from_iterable(request[2] for request in requests))
     m = [len(request[1]) for request in requests]
     n = [len(request[2]) for request in requests]
     pair_count = sum(rows * cols for rows, cols in zip(m, n, strict=True))
@@ -226,8 +231,8 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
         pairs, weak = assign(
             similarity[pair_start : pair_start + size].reshape(rows, cols), threshold, keep_weak
         )
-        if all(type(item) is dict for item in expected) and all(
-            type(item) is dict for item in predicted
+        if _ONLY_DICT.issuperset(map(type, expected)) and _ONLY_DICT.issuperset(
+            map(type, predicted)
         ):
             block.fast = True
             block.request = index
@@ -255,6 +260,7 @@ def batch_item_similarity(requests: Sequence[SimilarityRequest]) -> list[Similar
 
 
 _CONTAINERS = frozenset({dict, list})
+_ONLY_DICT = frozenset({dict})
 
 NESTED_OBJECT_THRESHOLD = 0.7
 """Stickler's default threshold of an object field, which clips an object nested two
@@ -533,6 +539,7 @@ def _decide_matched(
         alarm: Any = _FA
         kinds = set(map(type, values))
         if dict in kinds or list in kinds:
+            column.wrong_types = True
             container = np.array(
                 [type(values[index]) in (dict, list) for index in right.tolist()], dtype=bool
             )
@@ -592,8 +599,12 @@ def _emit_fast_pairs(
             if cells is None:
                 cells = state.cells[node.template] = [0, 0, 0, 0, 0]
                 state.nodes[node.template] = node
-            for index, count in enumerate(column.pair_counts[block.request]):
-                cells[index] += count
+            tp, fa, fd, fn, tn = column.pair_counts[block.request]
+            cells[0] += tp
+            cells[1] += fa
+            cells[2] += fd
+            cells[3] += fn
+            cells[4] += tn
             if column.pair_unparsed is not None and column.pair_unparsed[block.request]:
                 unparsed = state.unparsed
                 unparsed[node.template] = (
@@ -614,13 +625,35 @@ def _emit_fast_pairs(
         )
         for column in fast
     ]
+    expected_start, predicted_start = block.expected_start, block.predicted_start
+    confident = bool(confidence and ppath)
+    # Without wrong types every reason is a table lookup: one comprehension per item.
+    plain = not any(column.wrong_types for column in fast)
+    extend = state.rows.extend
+    outcomes, reasons = _FAST_OUTCOMES, _FAST_REASONS
     for k, (row, col) in enumerate(pairs):
         at = base + k
-        left = block.expected_start + row
-        right = block.predicted_start + col
+        left = expected_start + row
+        right = predicted_start + col
         item_path = f"{path}[{expected_positions[row]}]"
         item_ppath = f"{ppath}[{predicted_positions[col]}]" if ppath else None
-        if keep:
+        if keep and plain and not confident:
+            extend(
+                [
+                    (
+                        item_path + segment,
+                        node,
+                        expected_column[left],
+                        predicted_column[right],
+                        scores[at],
+                        outcomes[codes[at]],  # type: ignore[index]
+                        None,
+                        reasons[codes[at]],  # type: ignore[index]
+                    )
+                    for segment, node, codes, scores, expected_column, predicted_column in fast_data
+                ]
+            )
+        elif keep:
             for segment, node, codes, scores, expected_column, predicted_column in fast_data:
                 code = codes[at]  # type: ignore[index]
                 other = predicted_column[right]
@@ -631,9 +664,9 @@ def _emit_fast_pairs(
                         expected_column[left],
                         other,
                         scores[at],
-                        _FAST_OUTCOMES[code],
-                        confidence.get(item_ppath + segment) if confidence and item_ppath else None,
-                        _FAST_REASONS[code]
+                        outcomes[code],
+                        confidence.get(item_ppath + segment) if confident else None,  # type: ignore[union-attr, operator]
+                        reasons[code]
                         if code < _FD_WRONG
                         else WrongType(other, "a single value").reason(),
                     )
