@@ -239,7 +239,8 @@ def test_the_rule_records_exercise_every_setting() -> None:
     # One machine only: the Spark tests below are meaningful with these figures.
     records = rule_records()
     base = serial(records, **COUNTING).to_report()
-    assert base["overall"]["unparsed"] == 3
+    # twelve, heavy, two, and four "x" amounts in the discovered lines of documents().
+    assert base["overall"]["unparsed"] == 7
     assert base["classes"]["Statement"]["unparsed"] == 1  # the discovered one is apart
     assert base["invalid_expected"]["documents"] == 12
     assert len(base["invalid_expected"]["examples"]) == 10
