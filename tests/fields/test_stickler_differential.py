@@ -371,3 +371,64 @@ def test_soak_reports_figures() -> None:
     assert result.examples + sum(count for count, _ in result.errors.values()) == 4
     assert result.keys >= result.identical > 0
     assert minimal == {}
+
+
+def test_lists_of_objects_inside_list_items_take_no_part_in_pairing() -> None:
+    """docs/differences.md, "lists of objects inside list items": Stickler scores a
+    nested list of objects into the item similarity, we compare it only once the
+    items are paired. The same items are matched here and a weak pair there."""
+    from stickler.structured_object_evaluator.models.structured_model import StructuredModel
+
+    from docevals_mlflow.fields.compare import FieldComparer
+    from docevals_mlflow.fields.schema import DocumentSchema
+
+    ours = DocumentSchema.model_validate(
+        {
+            "classes": [
+                {
+                    "name": "Order",
+                    "fields": {
+                        "lines": {
+                            "match_threshold": 0.9,
+                            "items": {
+                                "fields": {
+                                    "name": {"method": "EXACT"},
+                                    "parts": {"items": {"fields": {"code": {"method": "EXACT"}}}},
+                                }
+                            },
+                        }
+                    },
+                }
+            ]
+        }
+    )
+    exact = {"type": "string", "x-aws-stickler-comparator": "ExactComparator"}
+    theirs = StructuredModel.from_json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "x-aws-stickler-match-threshold": 0.9,
+                        "properties": {
+                            "name": exact,
+                            "parts": {
+                                "type": "array",
+                                "items": {"type": "object", "properties": {"code": exact}},
+                            },
+                        },
+                    },
+                }
+            },
+        }
+    )
+    expected = {"lines": [{"name": "A", "parts": [{"code": "x"}]}]}
+    predicted = {"lines": [{"name": "A", "parts": [{"code": "y"}]}]}
+    counts = FieldComparer(ours).compare(expected, predicted).item_counts()["$.lines"]
+    assert (counts.matched, counts.weak) == (1, 0)
+    with stickler_side.quiet():
+        matrix = theirs(**expected).compare_with(theirs(**predicted), include_confusion_matrix=True)
+    overall = matrix["confusion_matrix"]["fields"]["lines"]["overall"]
+    assert (overall["tp"], overall["fd"]) == (0, 1)
