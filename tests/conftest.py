@@ -22,8 +22,20 @@ ModuleWriter = Callable[[Path, str], str]
 
 
 _WORK_TREE = Path(__file__).resolve().parent.parent
-_STRAY = ("mlflow.db", "mlruns")
+_STRAY = ("mlflow.db", "mlflow.db.lock", "mlruns")
 _STRAY_BEFORE = {name for name in _STRAY if (_WORK_TREE / name).exists()}
+
+
+@pytest.fixture(autouse=True)
+def _secrets_stay_with_their_test() -> Iterator[None]:
+    # The registry of secrets to redact is process-wide: one test's keys must not
+    # redact (or hide leaks in) the next test's output.
+    from docevals_mlflow.core.secrets import REGISTRY
+
+    saved = REGISTRY.secrets()
+    yield
+    REGISTRY.clear()
+    REGISTRY.add(*saved)
 
 
 @pytest.fixture(autouse=True)

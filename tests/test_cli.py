@@ -365,9 +365,11 @@ def test_unwritable_markdown_exits_2_without_temp_files(
         markdown,
     )
     assert code == 2
-    assert_one_line_error(err, str(markdown), "cannot write")
+    # Refused before anything is evaluated, so the JSON report is not written either.
+    assert_one_line_error(err, f"--markdown {markdown} is a folder")
     assert no_temp_files(out_dir)
     assert markdown.is_dir()
+    assert not (out_dir / "case.json").exists()
 
 
 @pytest.mark.parametrize(

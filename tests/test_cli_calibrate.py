@@ -11,7 +11,7 @@ import pytest
 
 from docevals_mlflow.cli import build_parser, main
 from docevals_mlflow.cli.calibrate import layout_calibration
-from docevals_mlflow.judges.calibration import CalibrationReport, calibrate
+from docevals_mlflow.judges.calibration import CalibrationReport, HumanLabel, calibrate
 from docevals_mlflow.reports.files import write_report
 from docevals_mlflow.tracking.bundle import BundleWriter
 from tests.judges.test_calibration import (
@@ -37,9 +37,12 @@ def write_reports(folder: Path, reports: list[Any]) -> list[str]:
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> tuple[list[str], Path]:
-    """Scenario A (case kappa 4/9, claim kappa 1/7) as report files and a labels file."""
+    """Scenario A (case kappa 4/9, claim kappa 1/7) as report files and a labels file,
+    with one label for a claim the judge never answered (a label for a case the
+    reports do not hold is an error, see test_cli_references.py)."""
     paths = write_reports(tmp_path, judge_reports())
-    return paths, write_labels(tmp_path / "labels.jsonl", judge_labels())
+    unanswered = HumanLabel(case_id="c01", claim_id="p00009", label="correct")
+    return paths, write_labels(tmp_path / "labels.jsonl", [*judge_labels(extra=False), unanswered])
 
 
 def argv(reports: list[str], labels: Path, output: Path, *extra: str) -> list[str]:
@@ -62,7 +65,7 @@ def test_success_writes_both_reports(inputs, tmp_path, capsys):
     assert (report.bootstrap, report.seed) == (300, 0)
     assert report.verdict_line() in out
     assert report.verdict_line() in markdown.read_text(encoding="utf-8")
-    assert "2 label(s) matched no judged case or claim (listed in the report)" in out
+    assert "1 label(s) matched no judged case or claim (listed in the report)" in out
     # The same inputs and seed give the same file.
     again = tmp_path / "again.json"
     assert main(argv(reports, labels, again, "--bootstrap", "300")) == 0

@@ -71,8 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_RECURSION_LIMIT = 5000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    # Inputs may nest up to 1,000 levels (core.datafiles); comparing such a document
+    # walks one frame or two per level, more than Python's default 1,000.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), _RECURSION_LIMIT))
     args = build_parser().parse_args(argv)
     try:
         check_annotations(args)

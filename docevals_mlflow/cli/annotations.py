@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docevals_mlflow.cli.common import Input
+from docevals_mlflow.core.datafiles import read_text_file
 from docevals_mlflow.core.fingerprints import sha256_bytes
+from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
 
 if TYPE_CHECKING:
     from docevals_mlflow.tracking.bundle import BundleWriter
@@ -115,10 +118,12 @@ def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
 
 @dataclass(frozen=True)
 class PromptFile:
-    """A prompt text read from a file: only its name and text are ever logged."""
+    """A prompt text read from a file: only its name and text are ever logged
+    (``path`` is kept so that no output may replace the file)."""
 
     name: str
     text: str
+    path: Path | None = None
 
     @property
     def sha256(self) -> str:
@@ -129,15 +134,13 @@ class PromptFile:
 def _prompt_file(text: str) -> PromptFile:
     path = Path(text)
     try:
-        content = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+        # The shared reader refuses FIFOs, devices and folders before opening them
+        # (a named pipe would block forever) and names line and column of bad UTF-8.
+        content = read_text_file(path, what="prompt file")
+    except InputFileNotFoundError:
         raise argparse.ArgumentTypeError(f"no prompt file {text}") from None
-    except UnicodeDecodeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{text}: not UTF-8 text (byte {exc.start}); a prompt file is plain text"
-        ) from None
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot read {text}: {exc.strerror}") from None
+    except DocEvalsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if not content.strip():
         raise argparse.ArgumentTypeError(f"{text} is empty; a prompt file holds the prompt")
     if _holds_secret(content):
@@ -145,7 +148,7 @@ def _prompt_file(text: str) -> PromptFile:
             f"{text} holds an API key or another secret of this process; it would be "
             "logged with the run"
         )
-    return PromptFile(path.name, content)
+    return PromptFile(path.name, content, path)
 
 
 def _prompt_name(text: str) -> str:
@@ -224,6 +227,14 @@ def check_annotations(args: argparse.Namespace) -> None:
                     expected=f"one value per {option} key",
                 )
             seen[key] = value
+
+
+def annotation_inputs(args: argparse.Namespace) -> list[Input]:
+    """The ``--prompt`` file, as an input no output may replace."""
+    prompt: PromptFile | None = getattr(args, "prompt", None)
+    if prompt is None or prompt.path is None:
+        return []
+    return [Input("--prompt", prompt.path)]
 
 
 def annotate(args: argparse.Namespace, writer: BundleWriter) -> None:

@@ -8,20 +8,30 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
+from docevals_mlflow.cli.common import (
+    Input,
+    add_output_options,
+    add_tracking_options,
+    check_paths,
+    inputs_of,
+    log_evaluation,
+    report_outputs,
+)
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.diagnostics import DisagreementBudget
 from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.core.formatting import count_text, metric_text, percent_text
+from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.judges.calibration import (
     CalibrationReport,
+    HumanLabel,
     calibrate,
     kappa_strength,
     load_human_labels,
 )
-from docevals_mlflow.reports.files import load_report
+from docevals_mlflow.reports.files import AnyReport, load_report
 
 LEVELS = ("cases", "claims")
 
@@ -73,6 +83,51 @@ def _check_min_kappa(value: float | None) -> None:
     # or fail every run without saying so.
     if value is not None and not (math.isfinite(value) and -1.0 <= value <= 1.0):
         raise InputError(f"--min-kappa {value:g}", expected="a value between -1 and 1")
+
+
+def check_label_cases(
+    labels: list[HumanLabel], reports: list[AnyReport], *, source: str | None = None
+) -> None:
+    """Refuse a label naming a case and stage that no report holds.
+
+    Such a label cannot be paired with anything: a typo in a case id, a stage id
+    left out (it defaults to ``output``) or the wrong reports. Labels for cases the
+    reports hold but the judge did not decide stay unmatched in the report.
+
+    Raises:
+        InputError: naming the label (``record`` ``label N``, in file order), its case
+            and stage, and the stages the case has when it has some.
+    """
+    present: dict[str, set[str]] = {}
+    for report in reports:
+        if isinstance(report, PipelineEvaluationReport):
+            stages: list[EvaluationReport] = list(report.stage_reports)
+        elif isinstance(report, EvaluationReport):
+            stages = [report]
+        else:  # a suite report: calibrate() says why it cannot be used
+            return
+        for stage in stages:
+            present.setdefault(stage.case_id, set()).add(stage.stage_id)
+    for position, label in enumerate(labels, start=1):
+        stages_of_case = present.get(label.case_id)
+        if stages_of_case is None:
+            cases = sorted(present)
+            shown = ", ".join(repr(case) for case in cases[:10])
+            raise InputError(
+                f"label for case {label.case_id!r}, which no report holds",
+                source=source,
+                record=f"label {position}",
+                expected=f"a case of the reports: {shown}"
+                + (f" and {len(cases) - 10} more" if len(cases) > 10 else ""),
+            )
+        if label.stage_id not in stages_of_case:
+            raise InputError(
+                f"label for case {label.case_id!r} stage {label.stage_id!r}, a stage the "
+                "reports do not hold for that case",
+                source=source,
+                record=f"label {position}",
+                expected="stage_id one of " + ", ".join(repr(s) for s in sorted(stages_of_case)),
+            )
 
 
 def layout_calibration(
@@ -168,10 +223,15 @@ def _note(report: CalibrationReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate, write the reports, log the run, and gate on ``--min-kappa``."""
-    # The threshold first: a typo in it should not cost reading every report.
+    # Settings and paths first: a typo in them should not cost reading every report.
     _check_min_kappa(args.min_kappa)
+    check_paths(
+        [*inputs_of("report", args.reports), Input("--labels", args.labels)],
+        report_outputs(args),
+    )
     labels = load_human_labels(args.labels)
     reports = [load_report(path) for path in args.reports]
+    check_label_cases(labels, reports, source=str(args.labels))
     report = calibrate(
         reports,
         labels,

@@ -18,10 +18,16 @@ from docevals_mlflow.cli.common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_OK,
     FAILING,
+    Input,
+    Output,
     add_fail_on,
     add_output_options,
     add_tracking_options,
+    check_number,
+    check_paths,
+    inputs_of,
     log_evaluation,
+    report_outputs,
 )
 from docevals_mlflow.cli.datasets import (
     add_dataset_option,
@@ -35,6 +41,7 @@ from docevals_mlflow.cli.judging import (
     add_to_every_stage,
     announce,
     judge_metric,
+    judge_paths,
     judge_runtime,
     stage_reports,
     usage_line,
@@ -42,7 +49,7 @@ from docevals_mlflow.cli.judging import (
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
-from docevals_mlflow.core.datafiles import load_json_file, safe_file_name
+from docevals_mlflow.core.datafiles import load_data_file, load_json_file
 from docevals_mlflow.core.literals import Authority
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
@@ -50,6 +57,7 @@ from docevals_mlflow.evaluation.config import load_pipelines_config
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.pipeline import pipeline_file_names
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.reports.files import AnyReport, load_report, render_markdown, write_report
 
@@ -149,19 +157,105 @@ def _references(args: argparse.Namespace) -> list[ReferenceArtifact]:
 
 
 def _run_case(args: argparse.Namespace) -> int:
-    # Judge settings first: a missing key should stop the run before any work.
+    # Options and paths first, then judge settings: a typo, an output that would
+    # replace an input or a missing key should stop the run before any work.
+    check_number("--relative-tolerance", args.relative_tolerance, minimum=0)
+    check_number("--absolute-tolerance", args.absolute_tolerance, minimum=0)
+    judge_inputs, judge_outputs = judge_paths(args)
+    check_paths(
+        [
+            Input("--prediction", args.prediction),
+            *inputs_of("--evidence", args.evidence),
+            *inputs_of("--ground-truth", args.ground_truth),
+            *inputs_of("--generated", args.generated),
+            *judge_inputs,
+        ],
+        [*report_outputs(args), *judge_outputs],
+    )
     judge = judge_metric(args, judge_runtime(args))
     if judge is not None:
         announce(judge)
     return _run(args, _evaluate_case(args, judge))
 
 
+def _pipelines_folder(output: Path) -> Path:
+    return output.with_name(f"{output.stem}.pipelines")
+
+
+def _config_inputs(config: Path) -> list[Input]:
+    """The configuration file and every file it names (predictions, inputs,
+    references, schemas and panels), read again once loading it has validated it."""
+    base = config.parent
+    found = [Input("the configuration", config)]
+    data = load_data_file(config)
+    if not isinstance(data, dict):
+        return found
+    entries = data["pipelines"] if isinstance(data.get("pipelines"), list) else [data]
+    for entry in entries:
+        stages = entry.get("stages") if isinstance(entry, dict) else None
+        for stage in stages if isinstance(stages, list) else []:
+            if not isinstance(stage, dict):
+                continue
+            where = f"stage {stage.get('stage_id')!r}"
+            for key in ("prediction_file", "input_file"):
+                if isinstance(stage.get(key), str):
+                    found.append(Input(f"{where} {key}", base / stage[key]))
+            references = stage.get("references")
+            for reference in references if isinstance(references, list) else []:
+                if isinstance(reference, dict) and isinstance(reference.get("path"), str):
+                    found.append(Input(f"{where} reference", base / reference["path"]))
+    metrics = data.get("metrics")
+    if isinstance(metrics, dict):
+        lists: list[Any] = [metrics.get("default")]
+        for section in ("operations", "stages"):
+            named = metrics.get(section)
+            lists.extend(named.values() if isinstance(named, dict) else [])
+        for metric in (item for given in lists if isinstance(given, list) for item in given):
+            for key in ("schema", "panel"):
+                if isinstance(metric, dict) and isinstance(metric.get(key), str):
+                    found.append(Input(f"metric {key} file", base / metric[key]))
+    return found
+
+
 def _run_pipeline(args: argparse.Namespace) -> int:
     runtime = judge_runtime(args)
     judge = judge_metric(args, runtime)
     pipelines, evaluator = load_pipelines_config(args.config, judges=runtime)
+    # Several pipelines write a report each, named after their ids: ids that make
+    # the same file name are refused before anything is evaluated.
+    batch = len(pipelines) > 1
+    if batch:
+        pipeline_file_names(pipeline.pipeline_id for pipeline in pipelines)
+    judge_inputs, judge_outputs = judge_paths(args)
+    check_paths(
+        [
+            *_config_inputs(args.config),
+            Input("--reruns", args.reruns) if args.reruns is not None else None,
+            *judge_inputs,
+        ],
+        [
+            *report_outputs(args),
+            Output("--checkpoint-dir", args.checkpoint_dir, "owned")
+            if args.checkpoint_dir is not None
+            else None,
+            Output("the pipeline reports folder", _pipelines_folder(args.output), "owned")
+            if batch
+            else None,
+            *judge_outputs,
+        ],
+    )
     pipelines = [apply_dataset_to_pipeline(args, pipeline) for pipeline in pipelines]
     evaluator.counterfactual = counterfactual_from_args(args, args.config.parent)
+    try:
+        evaluator.check_references(pipelines)
+    except InputError as exc:
+        # Say which file the reference is in: a rerun is a record of --reruns, metrics
+        # are configured in the configuration (an --action is named on the command line).
+        if exc.record is not None and exc.record.startswith("rerun"):
+            raise exc.located(source=str(args.reruns)) from None
+        if exc.path is not None and exc.path.startswith("metrics."):
+            raise exc.located(source=str(args.config)) from None
+        raise
     if judge is not None:
         add_to_every_stage(evaluator, judge)
         announce(judge)
@@ -194,12 +288,13 @@ def _run_pipeline(args: argparse.Namespace) -> int:
 def _write_pipeline_reports(
     args: argparse.Namespace, reports: Sequence[PipelineEvaluationReport]
 ) -> None:
-    """Each pipeline's report in ``<output stem>.pipelines/<pipeline id>.json``."""
-    folder = args.output.with_name(f"{args.output.stem}.pipelines")
+    """Each pipeline's report in ``<output stem>.pipelines/<file name>.json`` (the
+    pipeline id made a file name, see
+    :func:`~docevals_mlflow.evaluation.pipeline.pipeline_file_name`)."""
+    folder = _pipelines_folder(args.output)
+    names = pipeline_file_names(report.pipeline_id for report in reports)
     for report in reports:
-        write_report(
-            report, folder / f"{safe_file_name(report.pipeline_id, fallback='pipeline')}.json"
-        )
+        write_report(report, folder / f"{names[report.pipeline_id]}.json")
 
 
 def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:
@@ -248,6 +343,7 @@ def _context(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _run_suite(args: argparse.Namespace) -> int:
+    check_paths(inputs_of("report", args.reports), report_outputs(args))
     reports: list[EvaluationReport | PipelineEvaluationReport] = []
     for path in args.reports:
         report = load_report(path)

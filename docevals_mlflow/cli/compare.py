@@ -11,7 +11,11 @@ from typing import Any
 from docevals_mlflow.cli.common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_OK,
+    Input,
+    Output,
     add_tracking_options,
+    check_paths,
+    existing_path,
     tracking_wanted,
 )
 from docevals_mlflow.compare.results import CASE_METRIC
@@ -100,6 +104,28 @@ def _check(args: argparse.Namespace) -> None:
         )
 
 
+OUTPUT_FILES = (
+    "comparison.md",
+    "comparison.html",
+    *(f"{name}.csv" for name in ("effects", "metrics", "flips", "judges", "unmatched")),
+    "leaderboard.csv",
+)
+"""What ``--output-dir`` may receive (the tables of ``Comparison.tables()``), so that
+each can be checked against the runs being read before any is loaded."""
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    # A run given as a report file or a bundle folder is an input; run ids and names
+    # are not paths (a name that happens to be a file is read as one, so it counts).
+    paths = [existing_path(reference) for reference in [args.baseline, *args.candidates]]
+    inputs = [Input("run", path) for path in paths if path is not None]
+    outputs: list[Output] = []
+    if args.output_dir is not None:
+        outputs.append(Output("--output-dir", args.output_dir, "folder"))
+        outputs += [Output("--output-dir file", args.output_dir / name) for name in OUTPUT_FILES]
+    check_paths(inputs, outputs)
+
+
 def _write_outputs(comparison: Any, folder: Path) -> list[Path]:
     from docevals_mlflow.core.atomic import atomic_write_text
 
@@ -118,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from docevals_mlflow.tracking.snapshots import load_run_snapshot
 
     _check(args)
+    _check_paths(args)
     snapshots = [
         load_run_snapshot(reference, tracking_uri=args.tracking_uri, experiment=args.experiment)
         for reference in [args.baseline, *args.candidates]

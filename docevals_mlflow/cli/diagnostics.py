@@ -11,7 +11,7 @@ from typing import Any
 from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.formatting import metric_text, percent_text
 from docevals_mlflow.diagnostics.counterfactual import Counterfactual, RecordedRerun
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.evaluation.config import import_callable
 
 
@@ -60,9 +60,7 @@ def counterfactual_from_args(args: argparse.Namespace, base: Path) -> Counterfac
 def _recorded_reruns(path: Path | None) -> list[RecordedRerun]:
     if path is None:
         return []
-    if not path.is_file():
-        raise InputFileNotFoundError("reruns file not found", source=str(path))
-    data = load_json_file(path)
+    data = load_json_file(path, what="reruns file")
     if not isinstance(data, list):
         raise InputError("not a list of reruns", source=str(path), expected="a JSON list")
     reruns = []

@@ -9,14 +9,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.annotations import add_run_annotations
-from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
+from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
+from docevals_mlflow.cli.common import (
+    Input,
+    add_output_options,
+    add_tracking_options,
+    check_paths,
+    log_evaluation,
+    report_outputs,
+)
 from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs, record_dataset
 from docevals_mlflow.cli.diagnostics import calibration_line
 from docevals_mlflow.cli.judging import (
     add_judge_options,
     cost_text,
     judge_config,
+    judge_paths,
     judge_runtime,
     options_text,
 )
@@ -24,9 +32,10 @@ from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_t
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.formatting import metric_text as figure_text
 from docevals_mlflow.core.jsontext import report_json_text
+from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.fields.batch import compare_documents
-from docevals_mlflow.fields.parallel import resolve_workers
+from docevals_mlflow.fields.parallel import capped_workers
 from docevals_mlflow.fields.schema import LIST_PAIRINGS, DocumentSchema
 from docevals_mlflow.fields.shapes import DISCOVERED_POLICIES
 from docevals_mlflow.reports.fields_markdown import render_fields_markdown
@@ -238,6 +247,12 @@ def field_method_providers(
         from docevals_mlflow.judges.embeddings import EmbeddingClient
 
         url = args.embeddings_url or OPENAI_API_ROOT
+        from docevals_mlflow.judges.config import check_base_url
+
+        try:
+            check_base_url(url)
+        except ValueError as exc:
+            raise InputError(f"--embeddings-url: {exc}") from None
         # An OpenAI key goes to OpenAI only, never to some other server by default.
         variable = args.embeddings_key_env or (
             "OPENAI_API_KEY" if args.embeddings_url is None else None
@@ -387,7 +402,20 @@ def run(args: argparse.Namespace) -> int:
     # Thresholds first: a typo in them should not cost a whole comparison run.
     under = parse_thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
     over = parse_thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
-    workers = resolve_workers(args.workers)
+    judge_inputs, judge_outputs = judge_paths(args)
+    check_paths(
+        [
+            Input("--schema", args.schema) if args.schema is not None else None,
+            Input("--expected", args.expected) if args.expected is not None else None,
+            Input("--predicted", args.predicted),
+            *annotation_inputs(args),
+            *judge_inputs,
+        ],
+        [*report_outputs(args), *judge_outputs],
+    )
+    workers, capped = capped_workers(args.workers)
+    if capped is not None:
+        print(f"docevals: warning: --workers {capped}", file=sys.stderr)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
     providers = field_method_providers(args)
     if args.spark or args.spark_master is not None:
@@ -408,7 +436,9 @@ def run(args: argparse.Namespace) -> int:
         )
         report = batch.to_report()
     # Render everything before writing anything, so a failure leaves old files as they were.
-    json_text = report_json_text(report)
+    # The last guard: a provider's answers are redacted as they arrive, and nothing
+    # that holds a key this process sends may reach a file.
+    json_text = redact_text(report_json_text(report))
     markdown_text = render_fields_markdown(report) if args.markdown is not None else None
     atomic_write_text(args.output, json_text)
     if args.markdown is not None and markdown_text is not None:

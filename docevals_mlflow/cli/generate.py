@@ -26,12 +26,15 @@ from docevals_mlflow.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     add_tracking_options,
+    check_paths,
     log_or_keep,
     tracking_wanted,
 )
 from docevals_mlflow.cli.generate_cases import (
+    STAGES,
     Case,
     Outputs,
+    case_paths,
     collect_cases,
     refuse_reviewed,
     route_of,
@@ -58,8 +61,6 @@ from docevals_mlflow.judges.usage import Usage, total_usage
 CASES_AT_ONCE = 16
 """Cases in progress at once (at least ``--concurrency``, so that a generous limit can
 be filled); each provider still limits its own requests."""
-
-STAGES = ("panel", "adjudication", "union")
 
 
 @dataclass
@@ -187,8 +188,10 @@ def run_generate(args: argparse.Namespace) -> int:
     union = config.union if args.union is None else args.union
     cases = collect_cases(args)
     out_dir: Path = args.output_dir
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("exists and is not a folder", source=str(out_dir))
+    bundle = _bundle_folder(args)
+    # Every file each case writes, against every source and each other, before any
+    # source is converted or any provider is paid.
+    check_paths(*case_paths(args, cases, bundle=bundle))
     router = GroundTruthRouter(document_mode=config.document_mode)
     for case in cases:
         case.route = route_of(router, case)
@@ -200,6 +203,8 @@ def run_generate(args: argparse.Namespace) -> int:
         for case in cases:
             if case.route == "documents":
                 case.derivatives = list(router.prepare(case.case_id, case.references).derivatives)
+        # The Markdown copies' names are known now: checked like the other files.
+        check_paths(*case_paths(args, cases, bundle=bundle))
     prices = load_prices(args.prices) if args.prices is not None else None
     try:
         panel = config.build_panel(
@@ -384,6 +389,13 @@ def _short(text: str, limit: int = 160) -> str:
 
 # --- MLflow -------------------------------------------------------------------------
 
+BUNDLE_NAME = "generation.run"
+"""The run bundle kept in OUT when the tracking store cannot be reached."""
+
+
+def _bundle_folder(args: argparse.Namespace) -> Path | None:
+    return args.output_dir / BUNDLE_NAME if tracking_wanted(args) else None
+
 
 def log_run(
     args: argparse.Namespace,
@@ -428,7 +440,7 @@ def log_run(
         writer,
         tracking_uri=args.tracking_uri,
         experiment=args.experiment or DEFAULT_GENERATION_EXPERIMENT,
-        keep_at=args.output_dir / "generation.run",
+        keep_at=args.output_dir / BUNDLE_NAME,
         written="the files",
     )
     if logged is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from docevals_mlflow.cli.common import Input, Output
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.groundtruth.review import human_work, load_review
@@ -20,6 +21,12 @@ from docevals_mlflow.groundtruth.sources import check_sources
 Route = Literal["images", "documents", "text"]
 _TEXT_KINDS = frozenset({"text", "structured"})
 _UNSAFE_ID = re.compile(r"[/\\\x00]")
+MAX_CASE_ID_BYTES = 200
+"""A case id names files such as ``<case>.generation.adjudication.json``: with the
+longest suffix and an atomic write's temporary name it stays within the 255 bytes
+most file systems allow for a name."""
+STAGES = ("panel", "adjudication", "union")
+"""Stages whose reports are kept next to the final one (``<case>.generation.<stage>.json``)."""
 
 
 @dataclass
@@ -80,7 +87,9 @@ def collect_cases(args: argparse.Namespace) -> list[Case]:
                 "case with --case-id"
             )
         case_id = stems[0]
-    check_case_id(case_id)
+        check_case_id(case_id, option="the --source files' stem")
+    else:
+        check_case_id(case_id)
     return [Case(case_id, evidence(files))]
 
 
@@ -126,6 +135,11 @@ def cases_from_dir(directory: Path, out_dir: Path) -> list[Case]:
             source=str(directory),
             expected="a subfolder per case, or source files named by case",
         )
+    for case_id in sorted(everything):
+        try:
+            check_case_id(case_id, option="case")
+        except InputError as exc:
+            raise exc.located(source=str(directory)) from None
     return [Case(case_id, evidence(everything[case_id])) for case_id in sorted(everything)]
 
 
@@ -143,13 +157,60 @@ def evidence(files: Sequence[Path]) -> list[ReferenceArtifact]:
     ]
 
 
-def check_case_id(case_id: str) -> None:
-    """Refuse an id that cannot name the case's output files."""
+def check_case_id(case_id: str, *, option: str = "--case-id") -> None:
+    """Refuse an id that cannot name the case's output files (``option`` says where
+    it came from): empty, a slash, or too long for a file name."""
     if not case_id.strip() or case_id in (".", "..") or _UNSAFE_ID.search(case_id):
         raise InputError(
-            f"--case-id {case_id!r} cannot name output files",
+            f"{option} {case_id!r} cannot name output files",
             expected="a name without slashes, such as statement-001",
         )
+    size = len(case_id.encode("utf-8", "surrogateescape"))
+    if size > MAX_CASE_ID_BYTES:
+        shown = case_id[:40] + "…"
+        raise InputError(
+            f"{option} {shown!r} is {size} bytes long, too long to name the case's files",
+            expected=f"a case id of at most {MAX_CASE_ID_BYTES} bytes (UTF-8)",
+        )
+
+
+def case_paths(
+    args: argparse.Namespace, cases: Sequence[Case], *, bundle: Path | None
+) -> tuple[list[Input | None], list[Output | None]]:
+    """What ``generate`` reads and writes, for :func:`~docevals_mlflow.cli.common.check_paths`:
+    the configuration, sources and prices; every file of every case in OUT (the
+    stage files too, which a generation without that stage deletes), the generation
+    cache and the run bundle."""
+    out_dir: Path = args.output_dir
+    inputs: list[Input | None] = [
+        Input("--config", args.config),
+        Input("--sources-dir", args.sources_dir) if args.sources_dir is not None else None,
+        Input("--prices", args.prices) if args.prices is not None else None,
+    ]
+    outputs: list[Output | None] = [
+        Output("--output-dir", out_dir, "folder"),
+        Output("--generation-cache", args.generation_cache, "owned")
+        if args.generation_cache is not None
+        else None,
+        Output("the run bundle", bundle, "owned") if bundle is not None else None,
+    ]
+    for case in cases:
+        inputs += [
+            Input(f"case {case.case_id!r} source", Path(reference.path))
+            for reference in case.references
+        ]
+        files = Outputs(out_dir, case.case_id)
+        named = f"case {case.case_id!r}"
+        outputs += [
+            Output(f"{named} generation report", files.generation),
+            Output(f"{named} review file", files.review),
+            *(Output(f"{named} {stage} report", files.stage(stage)) for stage in STAGES),
+            *(
+                Output(f"{named} Markdown copy", files.markdown(derivative.id))
+                for derivative in case.derivatives
+            ),
+        ]
+    return inputs, outputs
 
 
 def route_of(router: GroundTruthRouter, case: Case) -> Route:

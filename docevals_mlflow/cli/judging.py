@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.common import Input, Output, check_number
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.evaluation.metrics import Metric
@@ -122,6 +123,7 @@ def judge_runtime(
     """The prices, cache and concurrency every judge of this invocation shares."""
     if args.concurrency is not None and args.concurrency < 1:
         raise InputError(f"--concurrency {args.concurrency}", expected="at least 1")
+    check_number("--temperature", args.temperature, minimum=0)
     prices = load_prices(args.prices) if args.prices is not None else None
     cache = None
     if args.judge_cache is not None:
@@ -134,6 +136,18 @@ def judge_runtime(
         max_concurrency=args.concurrency,
         environ=environ,
     )
+
+
+def judge_paths(args: argparse.Namespace) -> tuple[list[Input], list[Output]]:
+    """The files the judge options read (``--panel``, ``--prices``) and the folder
+    they write (``--judge-cache``, read and written, so wholly the cache's)."""
+    inputs = [
+        Input(option, path)
+        for option, path in (("--panel", args.panel), ("--prices", args.prices))
+        if path is not None
+    ]
+    outputs = [Output("--judge-cache", args.judge_cache, "owned")] if args.judge_cache else []
+    return inputs, outputs
 
 
 def judge_config(

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from docevals_mlflow.cli.common import (
     EXIT_OK,
     NO_MLFLOW_VARIABLE,
+    Output,
     add_tracking_options,
+    check_paths,
     log_evaluation,
     tracking_wanted,
 )
@@ -185,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             f"--documents {args.documents} is out of range",
             expected=f"a number of invoices from 1 to {MAX_DOCUMENTS}",
         )
+    check_paths([], [Output("--output-dir", args.output_dir, "folder")])
     started = time.perf_counter()
     progress = ProgressDisplay(sys.stderr, command="quickstart")
     result = run_quickstart(

@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import EXIT_BAD_INPUT, EXIT_OK
+from docevals_mlflow.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    Input,
+    Output,
+    check_paths,
+    existing_path,
+)
 from docevals_mlflow.core.datafiles import loads_strict
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.errors import DocEvalsError, InputError
@@ -243,6 +250,12 @@ def run_approve(args: argparse.Namespace) -> int:
     """Approve, then write the approved file in one atomic step."""
     if args.unsigned and args.signing_key:
         raise InputError("--unsigned and --signing-key contradict each other")
+    # --force replaces an approval, never the review file or the key it came from.
+    key = existing_path(args.signing_key or os.environ.get(SIGNING_KEY_VARIABLE) or "")
+    check_paths(
+        [Input("review file", args.file), Input("the signing key", key) if key else None],
+        [Output("--output", args.output)],
+    )
     if not args.force and args.output.exists():
         raise InputError(
             "exists already; an approval is never replaced silently (pass --force)",
@@ -302,6 +315,13 @@ def _register_keygen(commands: Any) -> None:
 
 def run_keygen(args: argparse.Namespace) -> int:
     """Write the key pair and say how to use it."""
+    check_paths(
+        [],
+        [
+            Output("--out", args.out),
+            Output("public key", args.out.with_name(args.out.name + ".pub")),
+        ],
+    )
     passphrase = None
     if args.passphrase_env:
         passphrase = os.environ.get(args.passphrase_env)

@@ -14,7 +14,9 @@ def register(commands: Any) -> None:
     log = commands.add_parser(
         "log",
         help="log a saved run bundle (written when the tracking server was unreachable)",
-        description="Log a run bundle folder (run.json + artifacts/) as one MLflow run.",
+        description="Log a run bundle folder (run.json + artifacts/) as one MLflow run. "
+        "Only regular files and folders are uploaded: a symbolic link, FIFO or device in "
+        "the bundle is an error naming it, and nothing is logged.",
     )
     log.add_argument("bundle", type=Path, help="the bundle folder, e.g. reports/case.run")
     add_tracking_options(log, log_by_default=False)
@@ -23,7 +25,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Log the bundle; errors (unreachable server, conflicting run) exit 2."""
+    """Log the bundle; errors (unreachable server, conflicting run, a link or special
+    file in the bundle, a half-migrated SQLite store) exit 2."""
     from docevals_mlflow.tracking.runs import log_bundle, require_bundle_dir
 
     logged = log_bundle(

@@ -7,8 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.annotations import add_run_annotations
-from docevals_mlflow.cli.common import add_output_options, add_tracking_options, log_evaluation
+from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
+from docevals_mlflow.cli.common import (
+    Input,
+    Output,
+    add_output_options,
+    add_tracking_options,
+    check_paths,
+    log_evaluation,
+    report_outputs,
+)
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.formatting import metric_text
@@ -96,6 +104,17 @@ def run(args: argparse.Namespace) -> int:
     thresholds = parse_thresholds("--fail-under", args.fail_under, tuple(SPLIT_FAIL_UNDER))
     if args.max_packets < 0:
         raise InputError(f"--max-packets {args.max_packets}", expected="a count >= 0")
+    check_paths(
+        [
+            Input("--expected", args.expected),
+            Input("--predicted", args.predicted),
+            *annotation_inputs(args),
+        ],
+        [
+            *report_outputs(args),
+            Output("--heatmap", args.heatmap) if args.heatmap is not None else None,
+        ],
+    )
     paired = pair_packets(args.expected, args.predicted)
     if not paired.pairs:
         raise InputError(

@@ -13,11 +13,12 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from docevals_mlflow.core.datafiles import load_json_file, read_text_file
+from docevals_mlflow.core.datafiles import check_file, load_json_file, open_file, read_text_file
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.literals import ArtifactKind, Authority, ComparisonMode, ContentFormat
 from docevals_mlflow.core.model import FrozenModel
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.core.paths import FieldPath, format_path, parse_path
+from docevals_mlflow.errors import InputError
 
 INLINE_SCHEME = "inline://"
 
@@ -180,8 +181,7 @@ def artifact_from_path(
         InputError: the file cannot be parsed as its extension says.
     """
     file_path = Path(path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("file not found", source=str(file_path))
+    check_file(file_path)
     suffix = file_path.suffix.lower()
     ref_id = artifact_id or file_path.stem
     kind: ArtifactKind
@@ -192,8 +192,10 @@ def artifact_from_path(
         content, content_format = load_json_file(file_path), "json"
     elif suffix in _TABLE_DELIMITERS:
         kind, media_type = "structured", _TABLE_TYPES[suffix]
-        content = load_table_file(file_path)
+        content, lines = _read_table(file_path)
         content_format = "path_table" if _is_path_table(content) else "table"
+        if content_format == "path_table":
+            check_path_table(content, source=str(file_path), places=[f"line {n}" for n in lines])
     elif suffix in _TEXT_TYPES:
         kind, media_type = "text", _TEXT_TYPES[suffix]
         content, content_format = read_text_file(file_path), "text"
@@ -222,9 +224,20 @@ def artifact_from_path(
 def load_table_file(path: Path) -> list[dict[str, str]]:
     """Read a CSV/TSV file with a header row into a list of row dicts.
 
-    Rows with more cells than the header, duplicate or empty column names, and a
-    missing header are reported with the file and line.
+    A missing header, duplicate or empty column names, a header in the other
+    format's delimiter (a ``.tsv`` separated by commas), a header with no rows, and
+    rows with more cells than the header are reported with the file and line.
     """
+    return _read_table(path)[0]
+
+
+# What a table separated by the wrong character shows: one header cell holding it.
+_OTHER_DELIMITERS = {",": ("\t", ";"), "\t": (",", ";")}
+_DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons"}
+
+
+def _read_table(path: Path) -> tuple[list[dict[str, str]], list[int]]:
+    """The rows of a CSV/TSV file and the line each starts on."""
     delimiter = _TABLE_DELIMITERS.get(path.suffix.lower(), ",")
     text = read_text_file(path)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
@@ -233,6 +246,17 @@ def load_table_file(path: Path) -> list[dict[str, str]]:
         if header is None or not any(cell.strip() for cell in header):
             raise InputError("empty table: a header row is required", source=str(path))
         columns = [cell.strip() for cell in header]
+        if len(columns) == 1:
+            other = next((o for o in _OTHER_DELIMITERS[delimiter] if o in columns[0]), None)
+            if other is not None:
+                raise InputError(
+                    f"the header is one column {columns[0]!r}, separated by "
+                    f"{_DELIMITER_NAMES[other]}",
+                    source=str(path),
+                    record="line 1",
+                    expected=f"columns separated by {_DELIMITER_NAMES[delimiter]} in a "
+                    f"{path.suffix.lower() or '.csv'} file",
+                )
         seen: set[str] = set()
         for column in columns:
             if not column:
@@ -243,23 +267,59 @@ def load_table_file(path: Path) -> list[dict[str, str]]:
                 )
             seen.add(column)
         rows: list[dict[str, str]] = []
+        lines: list[int] = []
+        # A quoted cell may span lines; a row starts right after the previous one.
+        ended = reader.line_num
         for cells in reader:
-            line = reader.line_num
+            start, ended = ended + 1, reader.line_num
             if not cells or not any(cell.strip() for cell in cells):
                 continue
             if len(cells) > len(columns):
                 raise InputError(
                     f"{len(cells)} cells but the header has {len(columns)} columns",
                     source=str(path),
-                    record=f"line {line}",
+                    record=f"line {start}",
                 )
             padded = cells + [""] * (len(columns) - len(cells))
             rows.append(dict(zip(columns, padded, strict=True)))
+            lines.append(start)
     except csv.Error as exc:
         raise InputError(
             f"malformed table: {exc}", source=str(path), record=f"line {reader.line_num}"
         ) from None
-    return rows
+    if not rows:
+        raise InputError(
+            "the table has a header but no rows", source=str(path), expected="one row per value"
+        )
+    return rows, lines
+
+
+def check_path_table(rows: list[Any], *, source: str, places: list[str] | None = None) -> None:
+    """Refuse a path table whose paths do not parse or repeat (``$.a`` and ``a`` are
+    the same path): a repeated path would leave one of its values unused.
+
+    ``places`` name each row for messages (``line 3`` in a file); ``row N`` otherwise.
+
+    Raises:
+        InputError: naming the row, both places of a repeat, and the path.
+    """
+    seen: dict[FieldPath, str] = {}
+    for number, row in enumerate(rows, start=1):
+        place = places[number - 1] if places is not None else f"row {number}"
+        text = next(row[column] for column in PATH_COLUMNS if column in row)
+        try:
+            path = parse_path(text)
+        except InputError as exc:
+            raise InputError(exc.message, source=source, record=place) from None
+        first = seen.setdefault(path, place)
+        if first != place:
+            raise InputError(
+                f"duplicate path {format_path(path)} (first given in {first})",
+                source=source,
+                record=place,
+                path=format_path(path),
+                expected="each path once per table",
+            )
 
 
 _SIGNATURES: dict[str, tuple[bytes, ...]] = {
@@ -272,7 +332,7 @@ _SIGNATURES: dict[str, tuple[bytes, ...]] = {
 
 
 def _check_signature(path: Path, media_type: str) -> None:
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         head = handle.read(1024)
     if media_type == "application/pdf":
         ok = b"%PDF-" in head

@@ -1,13 +1,32 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+A write goes to a hidden temporary sibling, ``.<name>.<8 random characters>.tmp``,
+which is renamed over the target. A process killed mid-write (``kill -9``, power
+loss) leaves that file behind; the first write of a later process to the same folder
+removes such files once they are older than :data:`STALE_AFTER_SECONDS`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from docevals_mlflow.errors import OutputError
+
+STALE_AFTER_SECONDS = 300.0
+"""A temporary file this old belongs to a write that will never finish: no write of
+ours takes minutes between creating its temporary file and renaming it."""
+# mkstemp's names: the prefix and suffix given below around 8 characters of
+# tempfile's alphabet (lower-case letters, digits, "_").
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+_swept: set[str] = set()
+_swept_lock = threading.Lock()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
@@ -21,6 +40,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_once(target.parent)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputError(f"cannot write: {exc.strerror or exc}", source=str(target)) from exc
@@ -47,6 +67,43 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> Path:
     """Write UTF-8 ``text`` atomically (see :func:`atomic_write_bytes`)."""
     return atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def remove_stale_temporaries(
+    directory: str | os.PathLike[str], *, older_than: float = STALE_AFTER_SECONDS
+) -> list[Path]:
+    """Remove the temporary files killed atomic writes left in ``directory`` (only
+    regular files named as this module names them, older than ``older_than``
+    seconds); returns what was removed. Never raises: this is housekeeping."""
+    removed: list[Path] = []
+    limit = time.time() - older_than
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            # A young one may be another process's write in progress.
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < limit:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _sweep_once(directory: Path) -> None:
+    # Once per folder and process: a folder written thousands of times (a results
+    # tree) is listed once, not once per file.
+    key = os.path.abspath(directory)
+    with _swept_lock:
+        if key in _swept:
+            return
+        _swept.add(key)
+    remove_stale_temporaries(directory)
 
 
 def _target_mode(target: Path) -> int:

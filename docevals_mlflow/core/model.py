@@ -7,9 +7,9 @@ instead of pydantic's multi-line ``ValidationError``.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from docevals_mlflow.errors import InputError
 
@@ -123,3 +123,20 @@ class FrozenModel(DocEvalsModel):
     """A model whose fields cannot be reassigned once fingerprinted."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _not_boolean(value: Any) -> Any:
+    # YAML and JSON booleans pass for numbers in pydantic (``threshold: true`` would
+    # read as 1.0); a boolean where a number is due is a slip, never a setting.
+    if isinstance(value, bool):
+        raise ValueError(f"a number is due here, not the boolean {str(value).lower()}")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_not_boolean), Field(allow_inf_nan=False)]
+"""A finite number that is not a boolean: thresholds, tolerances, weights, sampling
+settings. NaN compares false with everything and an infinite tolerance matches
+everything, so either would decide every comparison silently."""
+
+WholeNumber = Annotated[int, BeforeValidator(_not_boolean)]
+"""An integer that is not a boolean (``max_retries: true`` is a slip, not 1)."""

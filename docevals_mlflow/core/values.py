@@ -8,7 +8,8 @@ else that needs "are these two scalars the same"):
 * **Numbers** compare by value within a tolerance when *both* sides are numbers or
   plain decimal text (``3``, ``"3"``, ``"3.0"`` and ``3.0`` are equal). Text with a
   leading zero such as ``"007"`` is an identifier, not a number. Booleans are never
-  numbers (``True`` does not equal ``1``).
+  numbers (``True`` does not equal ``1``). Integers too long for a float (hundreds
+  of digits) are equal only to the same integer.
 * **Booleans** equal booleans, and the texts ``"true"``/``"false"`` (any case), as a
   CSV base table writes them.
 * **Text** is compared after Unicode NFC normalisation, trimming and collapsing
@@ -57,7 +58,10 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # hundreds of digits: no float holds it (see values_equal)
+            return None
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):
@@ -66,6 +70,25 @@ def as_number(value: Any) -> float | None:
             return None
         number = float(text)
         return number if math.isfinite(number) else None
+    return None
+
+
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def _long_integer(value: Any) -> int | None:
+    """An integer, or integer text, of any length (``None`` for anything else)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if _INTEGER.fullmatch(text) and not _LEADING_ZERO_ID.match(text):
+            try:
+                return int(text)
+            except ValueError:  # beyond Python's 4,300-digit limit for int("...")
+                return None
     return None
 
 
@@ -104,6 +127,13 @@ def values_equal(
         left, right = as_bool(expected), as_bool(predicted)
         return left is not None and left == right
     left_number, right_number = as_number(expected), as_number(predicted)
+    if (left_number is None or right_number is None) and (
+        type(expected) is int or type(predicted) is int
+    ):
+        # Integers too long for a float (JSON keeps them exact): equal only if exact.
+        left_int, right_int = _long_integer(expected), _long_integer(predicted)
+        if left_int is not None and right_int is not None:
+            return left_int == right_int
     if left_number is not None and right_number is not None:
         return math.isclose(
             left_number, right_number, rel_tol=relative_tolerance, abs_tol=absolute_tolerance

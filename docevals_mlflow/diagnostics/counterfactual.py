@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import Field
 
-from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
 from docevals_mlflow.core.claims import reference_claims
 from docevals_mlflow.core.diagnostics import CounterfactualRerun, RerunOutcome
 from docevals_mlflow.core.fingerprints import canonical_json
@@ -39,7 +39,7 @@ from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.values import as_bool, as_number
 from docevals_mlflow.core.verdicts import combine_verdicts
-from docevals_mlflow.errors import ConfigurationError, DocEvalsError
+from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
 
 Action = Callable[[Any], Any]
 """Reruns an operation: corrected input in, new output out (may be ``async``)."""
@@ -235,6 +235,49 @@ class Counterfactual:
             self.reruns[key] = rerun
         self.build_input = build_input
 
+    def check_references(self, pipelines: Sequence[PipelineCase]) -> None:
+        """Refuse recorded reruns and actions that name nothing in ``pipelines``.
+
+        A rerun for a pipeline or stage that does not exist, or an action named after
+        neither a stage id nor an operation, would never be used, and the attribution
+        it was meant to refine would stay ``upstream_or_combined`` without a word.
+
+        Raises:
+            InputError: naming the rerun (``record`` ``rerun N``, in the order given)
+                or the action, and what exists.
+        """
+        by_pipeline = {
+            pipeline.pipeline_id: {stage.stage_id for stage in pipeline.stages}
+            for pipeline in pipelines
+        }
+        for position, (pipeline_id, stage_id) in enumerate(self.reruns, start=1):
+            stages = by_pipeline.get(pipeline_id)
+            if stages is None:
+                raise InputError(
+                    f"recorded rerun for pipeline {pipeline_id!r}, which is not evaluated",
+                    record=f"rerun {position}",
+                    expected=f"one of the pipelines: {_names(by_pipeline)}",
+                )
+            if stage_id not in stages:
+                raise InputError(
+                    f"recorded rerun for stage {stage_id!r}, which pipeline {pipeline_id!r} "
+                    "does not have",
+                    record=f"rerun {position}",
+                    expected=f"one of its stages: {_names(stages)}",
+                )
+        known = {
+            name
+            for pipeline in pipelines
+            for stage in pipeline.stages
+            for name in (stage.stage_id, stage.operation)
+        }
+        for name in self.actions:
+            if name not in known:
+                raise InputError(
+                    f"action {name!r} names neither a stage nor an operation of the pipelines",
+                    expected=f"a stage id or an operation: {_names(known)}",
+                )
+
     def action_for(self, stage: EvaluationCase) -> Action | None:
         """The action registered for the stage id, else for its operation."""
         return self.actions.get(stage.stage_id) or self.actions.get(stage.operation)
@@ -374,6 +417,12 @@ class Counterfactual:
             return self.build_input(stage, corrected)
         recorded = {name: stages[name].prediction for name in stage.depends_on}
         return default_rerun_input(stage, corrected, recorded)
+
+
+def _names(names: Iterable[str], limit: int = 10) -> str:
+    ordered = sorted(names)
+    shown = ", ".join(repr(name) for name in ordered[:limit])
+    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
 
 
 def _plain(value: Any) -> Any:

@@ -15,6 +15,7 @@ from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.fingerprints import canonical_json, sha256_json
 from docevals_mlflow.core.reports import EvaluationReport, reference_digest
+from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.errors import CheckpointWarning, DocEvalsError, InputError
 from docevals_mlflow.evaluation.metrics import Metric, metric_config
 
@@ -54,10 +55,11 @@ def checkpoint_fingerprint(
 class CheckpointStore:
     """One JSON file per stage under ``directory``: ``{NN}-{stage_id}.json``.
 
-    Files are written atomically. On load, a file that cannot be parsed, has the
-    wrong shape or a different fingerprint is reported with a
-    :class:`~docevals_mlflow.errors.CheckpointWarning` and ignored, so its stage is
-    recomputed (and the file then replaced).
+    Files are written atomically, without any registered secret (see
+    :mod:`docevals_mlflow.core.secrets`); reports read back are redacted again. On
+    load, a file that cannot be parsed, has the wrong shape or a different
+    fingerprint is reported with a :class:`~docevals_mlflow.errors.CheckpointWarning`
+    and ignored, so its stage is recomputed (and the file then replaced).
     """
 
     def __init__(
@@ -91,7 +93,9 @@ class CheckpointStore:
             elif data.get("fingerprint") != fingerprint:
                 problem = "stale: the stage, its metrics, references or context changed"
             else:
-                report = EvaluationReport.model_validate(data.get("report"))
+                # Redacted on reading too: a checkpoint written before a secret was
+                # known (or by an older version) must not carry it into the report.
+                report = EvaluationReport.model_validate(redact_data(data.get("report")))
                 if report.stage_id != stage_id:
                     problem = "corrupt: the stored report is for another stage"
                 else:
@@ -111,6 +115,6 @@ class CheckpointStore:
             "format": CHECKPOINT_FORMAT,
             "stage_id": stage_id,
             "fingerprint": fingerprint,
-            "report": report.model_dump(mode="json"),
+            "report": redact_data(report.model_dump(mode="json")),
         }
         atomic_write_text(path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")

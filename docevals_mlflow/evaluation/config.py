@@ -60,7 +60,7 @@ from docevals_mlflow.core.artifacts import (
 from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
 from docevals_mlflow.core.datafiles import load_data_file
 from docevals_mlflow.core.literals import Authority, ComparisonMode, JudgeInstructionMode
-from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.model import DocEvalsModel, Number
 from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
@@ -181,6 +181,17 @@ MetricType = Literal["exact", "field", "function", "judge", "panel"]
 METRIC_TYPES: frozenset[str] = frozenset(("exact", "field", "function", "judge", "panel"))
 
 
+_TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "relative_tolerance": ("exact",),
+    "absolute_tolerance": ("exact",),
+    "case_sensitive": ("exact",),
+    "fail_on_unexpected": ("exact",),
+    "score_name": ("function",),
+    "threshold": ("function",),
+}
+"""Options only some metric types read (the field and judge options are checked apart)."""
+
+
 class MetricConfig(DocEvalsModel):
     """A metric: ``exact``, ``field`` (the field engine with a ``schema`` file:
     per-field methods, Hungarian list matching; ``document_class`` and ``min_scores``
@@ -190,20 +201,20 @@ class MetricConfig(DocEvalsModel):
 
     type: MetricType
     name: str | None = None
-    relative_tolerance: float = Field(default=1e-6, ge=0)
-    absolute_tolerance: float = Field(default=1e-6, ge=0)
+    relative_tolerance: Number = Field(default=1e-6, ge=0)
+    absolute_tolerance: Number = Field(default=1e-6, ge=0)
     case_sensitive: bool = False
     fail_on_unexpected: bool = False
     callable: str | None = None
     score_name: str = "score"
-    threshold: float | None = None
+    threshold: Number | None = None
     judge: JudgeConfig | None = None
     """For ``judge``: gathered from the inline fields (``provider``, ``model``, ...)."""
     panel: str | None = None
     schema_file: str | None = Field(default=None, alias="schema")
     """For ``field``: the schema file (YAML/JSON); without it fields are inferred."""
     document_class: str | None = None
-    min_scores: dict[str, float] | None = None
+    min_scores: dict[str, Number] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -251,6 +262,15 @@ class MetricConfig(DocEvalsModel):
         ]
         if self.type != "field" and field_only:
             raise ValueError(f"{', '.join(repr(n) for n in field_only)} only apply to type 'field'")
+        misplaced = [
+            f"'{option}' applies to type {' and '.join(repr(t) for t in types)} only"
+            for option, types in _TYPE_OPTIONS.items()
+            if option in self.model_fields_set and self.type not in types
+        ]
+        if misplaced:
+            # An option the metric never reads is a mistake to hear about (a
+            # tolerance on a field metric changes nothing), not a silent no-op.
+            raise ValueError("; ".join(misplaced))
         return self
 
     def build(self, base: Path, judges: JudgeRuntime | None = None) -> Metric:

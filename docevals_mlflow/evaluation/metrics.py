@@ -12,6 +12,7 @@ import numpy as np
 
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.results import ErrorRecord, MetricResult
+from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.errors import ConfigurationError, MetricError
 
 
@@ -62,25 +63,33 @@ def _checked(metric: Metric, result: Any) -> MetricResult:
             f"metric {metric.name!r} returned {type(result).__name__}",
             expected="a MetricResult",
         )
-    return result
+    # Every result passes here on its way into a report, a checkpoint or a
+    # diagnostic: the one place to remove registered secrets (a judge's quoted key,
+    # an exception that printed one) from whatever any metric wrote.
+    redacted: MetricResult = redact_data(result)
+    return redacted
 
 
 def _failed(metric: Metric, exc: Exception) -> MetricResult:
-    return MetricResult(
-        name=metric.name,
-        basis="error",
-        verdict="uncertain",
-        notes=[f"metric raised {type(exc).__name__}: {exc}"],
-        requires_human_review=True,
-        error=ErrorRecord(type=type(exc).__name__, message=str(exc)),
+    failed: MetricResult = redact_data(
+        MetricResult(
+            name=metric.name,
+            basis="error",
+            verdict="uncertain",
+            notes=[f"metric raised {type(exc).__name__}: {exc}"],
+            requires_human_review=True,
+            error=ErrorRecord(type=type(exc).__name__, message=str(exc)),
+        )
     )
+    return failed
 
 
 def run_metric(metric: Metric, case: EvaluationCase) -> MetricResult:
     """Evaluate ``case`` with ``metric``; an exception becomes an ``uncertain`` result.
 
     The error is kept (type and message) and the result needs human review, so one
-    broken metric never aborts the other metrics or stages.
+    broken metric never aborts the other metrics or stages. Registered secrets
+    (:mod:`docevals_mlflow.core.secrets`) are removed from the result.
     """
     try:
         return _checked(metric, metric.evaluate(case))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from docevals_mlflow.core.reports import (
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.specs import OperationSpec
 from docevals_mlflow.core.verdicts import combine_verdicts
-from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.evaluation.checkpoints import CheckpointStore, checkpoint_fingerprint
 from docevals_mlflow.evaluation.evaluator import as_registry
 from docevals_mlflow.evaluation.metrics import Metric, check_metric_names
@@ -34,6 +35,54 @@ from docevals_mlflow.judges.judge import run_sync
 
 if TYPE_CHECKING:
     from docevals_mlflow.diagnostics.counterfactual import Counterfactual
+
+FILE_NAME_LIMIT = 120
+"""Characters of a pipeline's file name (its report, its checkpoint folder)."""
+_HASH_LENGTH = 12
+
+
+def pipeline_file_name(pipeline_id: str) -> str:
+    """The file name of a pipeline's report and checkpoint folder.
+
+    Unsafe characters become ``_``; an id longer than :data:`FILE_NAME_LIMIT` keeps
+    its beginning and gets the first 12 hex digits of its SHA-256, so ids that share
+    a long prefix still get distinct names.
+    """
+    full = safe_file_name(pipeline_id, fallback="pipeline", limit=len(pipeline_id) + 1)
+    if len(full) <= FILE_NAME_LIMIT:
+        return full
+    digest = hashlib.sha256(pipeline_id.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
+    head = full[: FILE_NAME_LIMIT - _HASH_LENGTH - 1].rstrip("._-") or "pipeline"
+    return f"{head}-{digest}"
+
+
+def pipeline_file_names(pipeline_ids: Iterable[str]) -> dict[str, str]:
+    """Each pipeline id's file name (see :func:`pipeline_file_name`).
+
+    Raises:
+        ConfigurationError: two ids make the same name (``invoice/7`` and
+            ``invoice_7``, or an id given twice): their reports and checkpoints
+            would collide, so the error names both ids.
+    """
+    names: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for pipeline_id in pipeline_ids:
+        name = pipeline_file_name(pipeline_id)
+        first = owners.get(name)
+        if first is not None:
+            what = (
+                f"pipeline id {pipeline_id!r} is given twice"
+                if first == pipeline_id
+                else f"pipeline ids {first!r} and {pipeline_id!r} both make the file name {name!r}"
+            )
+            raise ConfigurationError(
+                f"{what}, so their reports and checkpoints would collide",
+                expected="pipeline ids that stay distinct as file names (letters, digits, "
+                "'.', '_' and '-')",
+            )
+        owners[name] = pipeline_id
+        names[pipeline_id] = name
+    return names
 
 
 class PipelineEvaluator:
@@ -91,6 +140,37 @@ class PipelineEvaluator:
             expected="stage_metrics, operation_metrics or default_metrics covering it",
         )
 
+    def check_references(self, pipelines: Sequence[PipelineCase]) -> None:
+        """Refuse settings that name stages or operations none of ``pipelines`` has.
+
+        Metrics configured for a stage id or an operation that no stage has, and
+        counterfactual reruns or actions naming none, would silently never apply (a
+        typo in a stage id quietly falls back to the default metrics). Called by
+        ``docevals evaluate-pipeline`` before anything is evaluated; an evaluator
+        shared by pipelines evaluated apart can call it with all of them.
+
+        Raises:
+            InputError: naming the stage id or operation and the ones there are.
+        """
+        stages = [
+            self.registry.resolve(stage) for pipeline in pipelines for stage in pipeline.stages
+        ]
+        stage_ids = sorted({stage.stage_id for stage in stages})
+        operations = sorted({stage.operation for stage in stages})
+        for where, configured, known, kind in (
+            ("metrics.stages", self.stage_metrics, stage_ids, "stage"),
+            ("metrics.operations", self.operation_metrics, operations, "operation"),
+        ):
+            for name in configured:
+                if name not in known:
+                    raise InputError(
+                        f"metrics are configured for {kind} {name!r}, which no pipeline has",
+                        path=f"{where}.{name}",
+                        expected=f"one of the {kind}s: {_listed(known)}",
+                    )
+        if self.counterfactual is not None:
+            self.counterfactual.check_references(pipelines)
+
     def evaluate(
         self,
         pipeline: PipelineCase,
@@ -137,13 +217,11 @@ class PipelineEvaluator:
         """
         if max_concurrency < 1:
             raise ConfigurationError("max_concurrency must be at least 1")
-        ids = [pipeline.pipeline_id for pipeline in pipelines]
-        repeated = sorted({pipeline_id for pipeline_id in ids if ids.count(pipeline_id) > 1})
-        if checkpoint_root is not None and repeated:
-            raise ConfigurationError(
-                f"pipeline ids {repeated} repeat, so their checkpoints would collide",
-                expected="unique pipeline ids",
-            )
+        folders = (
+            pipeline_file_names(pipeline.pipeline_id for pipeline in pipelines)
+            if checkpoint_root is not None
+            else {}
+        )
 
         counter = ProgressCounter(progress, sum(len(p.stages) for p in pipelines))
         counter.start()
@@ -156,8 +234,7 @@ class PipelineEvaluator:
                         self.aevaluate(
                             pipeline,
                             checkpoint_dir=(
-                                Path(checkpoint_root)
-                                / safe_file_name(pipeline.pipeline_id, fallback="pipeline")
+                                Path(checkpoint_root) / folders[pipeline.pipeline_id]
                                 if checkpoint_root is not None
                                 else None
                             ),
@@ -267,3 +344,8 @@ class PipelineEvaluator:
             requires_human_review=any(report.requires_human_review for report in reports),
             checkpoint=summary,
         )
+
+
+def _listed(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(name) for name in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

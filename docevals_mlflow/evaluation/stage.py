@@ -10,6 +10,7 @@ from docevals_mlflow.core.literals import Verdict
 from docevals_mlflow.core.registry import OperationRegistry
 from docevals_mlflow.core.reports import EvaluationReport, spec_fingerprints, summarize_reference
 from docevals_mlflow.core.results import MetricResult
+from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
 from docevals_mlflow.evaluation.metrics import Metric, arun_metric, run_metric
 
@@ -65,11 +66,12 @@ def build_stage_report(
 
     ``unknown_upstream`` names ancestors whose verdicts are not known; they make the
     attribution ``indeterminate`` without appearing as verdicts they never had.
+    Registered secrets (:mod:`docevals_mlflow.core.secrets`) are removed.
     """
     verdict = combine_verdicts(result.verdict for result in results)
     attribution_basis: dict[str, Verdict] = dict(upstream_verdicts)
     attribution_basis.update(dict.fromkeys(unknown_upstream, "uncertain"))
-    return EvaluationReport(
+    report = EvaluationReport(
         case_id=case.case_id,
         stage_id=case.stage_id,
         operation=case.operation,
@@ -90,6 +92,10 @@ def build_stage_report(
         reference_summary=[summarize_reference(reference) for reference in case.references],
         metric_results=list(results),
     )
+    # The finished report is what files, checkpoints and MLflow receive: no
+    # registered secret may be left in it, whether a metric or the case put it there.
+    redacted: EvaluationReport = redact_data(report)
+    return redacted
 
 
 def reattach_upstream(

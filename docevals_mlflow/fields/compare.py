@@ -29,7 +29,7 @@ from docevals_mlflow.fields.state import (
     ShapeViolation,
     Walk,
 )
-from docevals_mlflow.fields.walks import run_walk, run_walks
+from docevals_mlflow.fields.walks import run_walk, run_walks, too_deep
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.processes import ComparerKey
@@ -326,6 +326,8 @@ def _naming_document(walk: Walk, document_id: str) -> Walk:
         return (yield from walk)
     except DocEvalsError as exc:
         raise exc.located(record=document_id) from None
+    except RecursionError:
+        raise too_deep().located(record=document_id) from None
 
 
 DocumentInput = tuple[Any, Any, dict[str, Any]]

@@ -15,9 +15,13 @@ def _as_confidence(value: Any, where: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"confidence must be a number, got {value!r}", path=where)
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits: no float holds it
+        number = math.inf
     if not math.isfinite(number):
-        raise InputError(f"confidence must be finite, got {value!r}", path=where)
+        shown = repr(value) if len(repr(value)) <= 24 else f"{repr(value)[:20]}..."
+        raise InputError(f"confidence must be finite, got {shown}", path=where)
     return number
 
 

@@ -15,7 +15,10 @@ Three input forms are accepted, on either side (Parquet in
 
 Every problem is an :class:`~docevals_mlflow.errors.InputError` whose ``source`` is the
 path the user gave (the file or the folder) and whose ``record`` is ``line N`` or the
-file name, so one line of output says where to look.
+file name, so one line of output says where to look. JSON is read by
+:func:`~docevals_mlflow.core.datafiles.parse_json` (repeated keys, ``NaN``, runaway
+nesting and lone surrogates are errors with the field path), an input of no records
+is an error, and a named pipe or device is refused before it is opened.
 
 Pairing (:func:`pair_records`) keeps memory bounded by the number of *ids*, never by
 the documents: the predicted side is indexed as id → byte offset (JSON Lines) or id →
@@ -32,9 +35,16 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from docevals_mlflow.core.datafiles import UTF8_BOM, json_files, parse_json
+from docevals_mlflow.core.datafiles import (
+    UTF8_BOM,
+    is_folder_input,
+    json_files,
+    open_file,
+    parse_json,
+    read_bytes_file,
+)
 from docevals_mlflow.core.gc import gc_paused
-from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
+from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.fields.batch import DocumentPair
 from docevals_mlflow.fields.confidence import confidence_map
 from docevals_mlflow.fields.parquet_inputs import (
@@ -177,6 +187,8 @@ def _jsonl_record(
         source=source,
         record=record,
         one_line="one JSON object per line (JSON Lines)",
+        # Records read again (while pairing) were fully checked on the first read.
+        reread=not check_confidence,
     )
     if not isinstance(obj, dict):
         raise InputError(
@@ -226,12 +238,13 @@ def _is_record(obj: Any) -> bool:
 def _folder_record(file: Path, *, source: str, check_confidence: bool = True) -> DocumentRecord:
     record = file.name
     try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read: {exc.strerror or exc}", source=source, record=record
-        ) from None
-    obj = parse_json(raw.removeprefix(UTF8_BOM), source=source, record=record)
+        raw = read_bytes_file(file)
+    except InputError as exc:
+        # Named as the input the user gave, with the file as the record.
+        raise InputError(exc.message, source=source, record=record) from None
+    obj = parse_json(
+        raw.removeprefix(UTF8_BOM), source=source, record=record, reread=not check_confidence
+    )
     doc_id = file.stem
     if not _is_record(obj):
         # The file is the document's data itself (any JSON value: ``null`` is a
@@ -275,30 +288,39 @@ def _json_type(value: Any) -> str:
 
 
 def _check_exists(path: Path, what: str = "input") -> None:
-    if not path.exists():
-        raise InputFileNotFoundError(f"{what} not found", source=str(path))
+    # A named pipe or a device is refused here, before anything opens it: reading a
+    # pipe would wait for a writer forever.
+    is_folder_input(path, what=what)
 
 
 def _open_binary(path: Path) -> IO[bytes]:
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    return open_file(path, what="input")
 
 
 def _scan(
     path: Path, *, check_confidence: bool = True
 ) -> Generator[tuple[DocumentRecord, Locator], None, None]:
-    """Every record of an input with where to read it again, lazily, in file order."""
-    _check_exists(path)
+    """Every record of an input with where to read it again, lazily, in file order.
+
+    An input without a single record (an empty file, blank lines only, a Parquet
+    file of no rows) is an error: it is far more likely the wrong file than a
+    deliberate empty side.
+    """
+    folder = is_folder_input(path)
     source = str(path)
     if is_parquet(path):
-        yield from scan_parquet(path, check_confidence=check_confidence)
+        rows = 0
+        for found in scan_parquet(path, check_confidence=check_confidence):
+            rows += 1
+            yield found
+        if not rows:
+            raise _no_records(path, "the input has no rows", "at least one row")
         return
-    if path.is_dir():
+    if folder:
         for file in json_files(path, expected="one <id>.json file per document"):
             yield _folder_record(file, source=source, check_confidence=check_confidence), file
         return
+    records = 0
     with _open_binary(path) as handle:
         offset = 0
         # Iterating a binary file reads one line at a time: a file of any size
@@ -309,8 +331,17 @@ def _scan(
                 line, source=source, line=number, check_confidence=check_confidence
             )
             if record is not None:
+                records += 1
                 yield record, offset
             offset += len(raw)
+    if not records:
+        raise _no_records(
+            path, "the input is empty or holds only blank lines", "one JSON object per line"
+        )
+
+
+def _no_records(path: Path, why: str, expected: str) -> InputError:
+    return InputError(f"no records: {why}", source=str(path), expected=expected)
 
 
 def _place_of(path: Path, locator: Locator) -> str:

@@ -30,12 +30,13 @@ from __future__ import annotations
 import itertools
 import os
 import pickle
+import warnings
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.gc import gc_paused
-from docevals_mlflow.errors import ConfigurationError, InputError
+from docevals_mlflow.errors import ConfigurationError, DocEvalsWarning, InputError
 from docevals_mlflow.fields.processes import (
     LOCK,
     Failure,
@@ -72,12 +73,36 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_workers(workers: int | str) -> int:
-    """A worker count: ``0`` or ``"auto"`` means one per CPU.
+WORKERS_PER_CPU = 4
+"""More processes than this per CPU only queue for the same cores (and memory)."""
+FILES_PER_WORKER = 8
+"""Open files one helper process costs this process at its peak: two pipes (four ends
+while it starts), its process sentinel and the fork server's connection, rounded up."""
+RESERVED_FILES = 64
+"""Open files kept for everything else: the inputs being read, the reports, MLflow."""
 
-    Raises:
-        InputError: a negative count, or text other than a number or ``auto``.
-    """
+
+def worker_limit() -> tuple[int, str]:
+    """The most workers this machine can hold, and what sets that limit: CPUs times
+    :data:`WORKERS_PER_CPU`, and the open files the process may have (helpers are
+    started all at once, and running out of files midway stops the comparison with
+    an error from deep inside ``multiprocessing``)."""
+    limit = cpu_count() * WORKERS_PER_CPU
+    reason = f"{cpu_count()} CPUs × {WORKERS_PER_CPU}"
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit on this platform
+        return limit, reason
+    if soft != resource.RLIM_INFINITY:
+        by_files = max(1, (soft - RESERVED_FILES) // FILES_PER_WORKER)
+        if by_files < limit:
+            limit, reason = by_files, f"the open-file limit of {soft} (ulimit -n)"
+    return limit, reason
+
+
+def _parse_workers(workers: int | str) -> int:
     if isinstance(workers, str):
         text = workers.strip().lower()
         if text == "auto":
@@ -93,6 +118,33 @@ def resolve_workers(workers: int | str) -> int:
             f"invalid worker count {workers!r}", expected="a whole number ≥ 0 (0: one per CPU)"
         )
     return workers or cpu_count()
+
+
+def capped_workers(workers: int | str) -> tuple[int, str | None]:
+    """A worker count (``0`` or ``"auto"``: one per CPU) capped at
+    :func:`worker_limit`, and what to warn when it was capped (else ``None``).
+
+    Raises:
+        InputError: a negative count, or text other than a number or ``auto``.
+    """
+    count = _parse_workers(workers)
+    limit, reason = worker_limit()
+    if count <= limit:
+        return count, None
+    return limit, f"{workers}: more workers than this machine can hold ({reason}); using {limit}"
+
+
+def resolve_workers(workers: int | str) -> int:
+    """A worker count: ``0`` or ``"auto"`` means one per CPU; more than the machine
+    can hold (:func:`worker_limit`) is capped, with a :class:`DocEvalsWarning`.
+
+    Raises:
+        InputError: a negative count, or text other than a number or ``auto``.
+    """
+    count, capped = capped_workers(workers)
+    if capped is not None:
+        warnings.warn(f"workers={capped}", DocEvalsWarning, stacklevel=2)
+    return count
 
 
 def provider_fields(schema: DocumentSchema) -> list[str]:
@@ -310,8 +362,10 @@ class _Run:
 __all__ = [
     "check_deterministic",
     "compare_in_processes",
+    "capped_workers",
     "cpu_count",
     "provider_fields",
     "resolve_workers",
     "stop_helpers",
+    "worker_limit",
 ]

@@ -17,12 +17,12 @@ within the file). A row is found again by ``(file, row group, row)``.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from docevals_mlflow.core.datafiles import check_file, parse_json
 from docevals_mlflow.errors import InputError
 
 if TYPE_CHECKING:
@@ -49,18 +49,25 @@ def _is_parquet_name(file: Path) -> bool:
     return file.suffix.lower() == ".parquet" and not file.name.startswith(".")
 
 
+def _listed(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError as exc:  # an unreadable folder: one line, not a traceback
+        raise InputError(f"cannot list folder: {exc.strerror or exc}", source=str(folder)) from None
+
+
 def is_parquet(path: Path) -> bool:
     """A ``.parquet`` file, or a folder holding Parquet files (as ``--spark`` decides:
     other files next to them, such as ``_SUCCESS`` or a ``.json`` note, are ignored)."""
     if path.is_dir():
-        return any(_is_parquet_name(file) for file in path.iterdir())
+        return any(_is_parquet_name(file) for file in _listed(path))
     return _is_parquet_name(path)
 
 
 def parquet_files(path: Path) -> list[Path]:
     """The Parquet files of an input, in name order (Spark's part order)."""
     if path.is_dir():
-        return sorted(file for file in path.iterdir() if _is_parquet_name(file))
+        return sorted(file for file in _listed(path) if _is_parquet_name(file))
     return [path]
 
 
@@ -78,6 +85,11 @@ def _open(file: Path, source: str) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    try:
+        # Before pyarrow opens it: a named pipe would block, a folder fail obscurely.
+        check_file(file)
+    except InputError as exc:
+        raise InputError(f"{file.name}: {exc.message}", source=source) from None
     try:
         return pq.ParquetFile(file)
     except (OSError, pa.ArrowException) as exc:
@@ -153,14 +165,17 @@ def _json_column(name: str) -> Callable[..., Any]:
     def read(value: Any, *, source: str, record: str) -> Any:
         if value is None:
             return None
+        # Strict, as JSON Lines and --spark read it: NaN, repeated keys, lone
+        # surrogates and runaway nesting are refused with the field path.
         try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
+            return parse_json(value, source=source, record=record)
+        except InputError as exc:
             raise InputError(
-                f"column {name!r} is not valid JSON ({exc.msg} at character {exc.pos})",
+                f"column {name!r} is not valid JSON ({exc.message})",
                 source=source,
                 record=record,
-                expected="JSON text, or a struct, map or list column",
+                path=exc.path,
+                expected=exc.expected or "JSON text, or a struct, map or list column",
             ) from None
 
     return read

@@ -41,7 +41,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from docevals_mlflow.core.fingerprints import sha256_json
-from docevals_mlflow.core.model import FrozenModel
+from docevals_mlflow.core.model import FrozenModel, Number
 from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.errors import InputError
 
@@ -124,16 +124,16 @@ class FieldSpec(FrozenModel):
     """
 
     method: Method | None = None
-    threshold: float | None = Field(default=None, ge=0)
+    threshold: Number | None = Field(default=None, ge=0)
     fuzzy_scorer: FuzzyScorer = "ratio"
     case_sensitive: bool | None = None
     date_order: DateOrder = "month_first"
-    relative_tolerance: float = Field(default=0.0, ge=0)
+    relative_tolerance: Number = Field(default=0.0, ge=0)
     fields: dict[str, FieldSpec] | None = None
     items: FieldSpec | None = None
-    match_threshold: float = Field(default=DEFAULT_MATCH_THRESHOLD, ge=0, le=1)
+    match_threshold: Number = Field(default=DEFAULT_MATCH_THRESHOLD, ge=0, le=1)
     pairing: ListPairing = "stickler"
-    weight: float = Field(default=1.0, gt=0)
+    weight: Number = Field(default=1.0, gt=0)
     description: str | None = None
 
     @model_validator(mode="after")
@@ -159,14 +159,19 @@ class FieldSpec(FrozenModel):
 
     def _check_options_apply(self, method: str) -> None:
         # A setting the comparator never reads is a mistake the user should hear about
-        # (date_order on a FUZZY field does nothing), not a silent no-op. Defaults
-        # written out (a schema dumped and read back) are not settings.
+        # (date_order on a FUZZY field does nothing), not a silent no-op, even when
+        # its value happens to be the default: `fuzzy_scorer: ratio` on a DATE field
+        # says the writer expects fuzzy matching. Only a field written out in full
+        # (a schema dumped and read back, every option present) carries defaults that
+        # are not settings.
         fields = type(self).model_fields
-        given = {
-            name
-            for name in self.model_fields_set
-            if getattr(self, name) != fields[name].get_default(call_default_factory=True)
-        }
+        given = set(self.model_fields_set)
+        if given >= _OPTIONS_OF_A_DUMP:
+            given = {
+                name
+                for name in given
+                if getattr(self, name) != fields[name].get_default(call_default_factory=True)
+            }
         if self.kind == "scalar":
             wrong = [
                 f"'{option}' applies to {' and '.join(methods)} fields only"
@@ -216,6 +221,13 @@ class FieldSpec(FrozenModel):
         if self.threshold is not None:
             return self.threshold
         return DEFAULT_THRESHOLDS[self.effective_method]
+
+
+_OPTIONS_OF_A_DUMP = frozenset(
+    name for name, info in FieldSpec.model_fields.items() if info.default is not None
+)
+"""The options every dump of a field writes, even ``exclude_none`` ones: a field that
+gives them all was written out in full rather than by hand."""
 
 
 class ClassSchema(FrozenModel):

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from docevals_mlflow.core.gc import gc_paused
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.pairing import batch_item_similarity, item_similarity
 from docevals_mlflow.fields.state import SimilarityRequest, SimilarityResult, Walk
+
+
+def too_deep() -> InputError:
+    """The error for a document nested deeper than the comparison can follow."""
+    return InputError(
+        "the document is nested too deeply to compare (Python's recursion limit, "
+        f"{sys.getrecursionlimit()} frames, was reached)",
+        expected="objects and lists nested at most a few hundred levels",
+    )
 
 
 def run_walk(walk: Walk) -> None:
@@ -18,6 +29,8 @@ def run_walk(walk: Walk) -> None:
                 request = walk.send(item_similarity(*request))
         except StopIteration:
             return
+        except RecursionError:
+            raise too_deep() from None
 
 
 def run_walks(walks: Sequence[Walk]) -> None:
@@ -50,3 +63,5 @@ def _advance(walk: Walk, value: SimilarityResult | None) -> SimilarityRequest | 
         return next(walk) if value is None else walk.send(value)
     except StopIteration:
         return None
+    except RecursionError:
+        raise too_deep() from None

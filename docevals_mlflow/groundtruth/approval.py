@@ -28,7 +28,7 @@ from docevals_mlflow.core.artifacts import (
 )
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import load_json_file
-from docevals_mlflow.errors import ApprovalError, InputError, InputFileNotFoundError, OutputError
+from docevals_mlflow.errors import ApprovalError, InputError, OutputError
 from docevals_mlflow.groundtruth.records import (
     APPROVAL_SCHEMA_VERSION,
     ApprovalRecord,
@@ -294,9 +294,7 @@ def load_approved_ground_truth(
             failed).
     """
     file_path = Path(path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("approved ground-truth file not found", source=str(file_path))
-    data = load_json_file(file_path)
+    data = load_json_file(file_path, what="approved ground-truth file")
     source = str(file_path)
     if isinstance(data, dict) and "review_items" in data:
         raise InputError(

@@ -3,7 +3,9 @@ costs nothing.
 
 The key covers what decides an answer: the request fingerprint (prompt, task,
 schema, source bytes) and the generator's identity (provider, model, sampling
-settings). Only usable answers are stored; failures are always asked again. Entries
+settings). Only usable answers are stored; failures are always asked again.
+Registered secrets (:mod:`docevals_mlflow.core.secrets`) are removed when an entry is
+written and when it is read. Entries
 live beside a :class:`~docevals_mlflow.judges.cache.JudgeCache`'s (same directory
 layout, their own format), so one cache directory serves judges and generators.
 """
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.errors import DocEvalsError
 from docevals_mlflow.groundtruth.models import ProviderGeneration
 from docevals_mlflow.judges.request import JudgeRequest
@@ -65,7 +68,7 @@ class GenerationCache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
             if data.get("format") != CACHE_FORMAT or data.get("key") != key:
                 raise ValueError("not an entry for this key")
-            generation = ProviderGeneration.model_validate(data["generation"])
+            generation = ProviderGeneration.model_validate(redact_data(data["generation"]))
         except (OSError, ValueError, KeyError, AttributeError, ValidationError, DocEvalsError):
             self.misses += 1
             return None
@@ -77,7 +80,7 @@ class GenerationCache:
         payload = {
             "format": CACHE_FORMAT,
             "key": key,
-            "generation": generation.model_dump(mode="json"),
+            "generation": redact_data(generation.model_dump(mode="json")),
         }
         # Not fsynced, like the judge cache: a lost entry is only a miss.
         atomic_write_text(

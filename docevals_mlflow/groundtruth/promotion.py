@@ -18,7 +18,7 @@ from typing import Any
 from docevals_mlflow.core.artifacts import PATH_COLUMNS, VALUE_COLUMNS, ReferenceArtifact
 from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.fingerprints import canonical_json
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.groundtruth.approval import (
     approve_review,
     approved_reference,
@@ -170,8 +170,6 @@ def approved_reference_from_review(
         ApprovalError: an approved file that fails verification.
     """
     file_path = Path(path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("file not found", source=str(file_path))
     data = load_json_file(file_path)
     if isinstance(data, dict) and "record" in data and "rows" in data:
         approved = load_approved_ground_truth(

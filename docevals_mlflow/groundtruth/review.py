@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json
+from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json, read_bytes_file
 from docevals_mlflow.core.fingerprints import canonical_json, sha256_bytes, sha256_json
 from docevals_mlflow.core.paths import parse_path
 from docevals_mlflow.core.values import is_empty
-from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError, OutputError
+from docevals_mlflow.errors import DocEvalsError, InputError, OutputError
 from docevals_mlflow.groundtruth.models import GenerationReport
 from docevals_mlflow.groundtruth.records import (
     REVIEW_SCHEMA_VERSION,
@@ -97,12 +97,8 @@ def load_review(path: str | os.PathLike[str]) -> ReviewFile:
             and the field path it is about.
     """
     file_path = Path(path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("review file not found", source=str(file_path))
-    try:
-        data = file_path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(file_path)) from None
+    # A named pipe or a device is refused before it is opened (it would block).
+    data = read_bytes_file(file_path, what="review file")
     review = _parse_review(data, str(file_path))
     review._origin_sha256 = sha256_bytes(data)
     return review

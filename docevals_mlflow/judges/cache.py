@@ -2,7 +2,10 @@
 
 The key covers everything that decides an answer: the request fingerprint (prompt,
 task, schema, attachment bytes) and the judge's identity (provider, model, sampling
-settings). Only usable answers are stored; failures are always retried.
+settings). Only usable answers are stored; failures are always retried. Entries
+are redacted of every registered secret (see :mod:`docevals_mlflow.core.secrets`)
+when written and again when read, so an entry written by an older version that
+kept a quoted key never brings it back into a report.
 
 Besides judge results, the cache keeps other structured answers (say, the LLM field
 method's pair decisions) under keys of their own ``kind``
@@ -21,6 +24,7 @@ from pydantic import ValidationError
 
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.errors import DocEvalsError
 from docevals_mlflow.judges.judge import JudgeResult
 from docevals_mlflow.judges.request import JudgeRequest
@@ -54,7 +58,7 @@ class JudgeCache:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("format") != CACHE_FORMAT or data.get("key") != key:
                 raise ValueError("not an entry for this key")
-            result = JudgeResult.model_validate(data["result"])
+            result = JudgeResult.model_validate(redact_data(data["result"]))
         except (OSError, ValueError, KeyError, AttributeError, ValidationError, DocEvalsError):
             self.misses += 1
             return None
@@ -63,7 +67,11 @@ class JudgeCache:
 
     def put(self, key: str, result: JudgeResult) -> None:
         """Store a result atomically."""
-        payload = {"format": CACHE_FORMAT, "key": key, "result": result.model_dump(mode="json")}
+        payload = {
+            "format": CACHE_FORMAT,
+            "key": key,
+            "result": redact_data(result.model_dump(mode="json")),
+        }
         # Not fsynced: an entry lost to a power cut is a miss, and a rerun refills it;
         # a synchronous fsync per answer would stall every other request in flight.
         atomic_write_text(
@@ -83,7 +91,7 @@ class JudgeCache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
             if data.get("format") != CACHE_FORMAT or data.get("key") != key:
                 raise ValueError("not an entry for this key")
-            answer = data["answer"]
+            answer = redact_data(data["answer"])
         except (OSError, ValueError, KeyError, AttributeError):
             self.misses += 1
             return None
@@ -92,7 +100,7 @@ class JudgeCache:
 
     def put_answer(self, key: str, answer: Any) -> None:
         """Store an answer (any JSON value) atomically."""
-        payload = {"format": CACHE_FORMAT, "key": key, "answer": answer}
+        payload = {"format": CACHE_FORMAT, "key": key, "answer": redact_data(answer)}
         # Not fsynced: an entry lost to a power cut is a miss, and a rerun refills it;
         # a synchronous fsync per answer would stall every other request in flight.
         atomic_write_text(

@@ -34,11 +34,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
 from docevals_mlflow.core.datafiles import load_data_file
-from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.model import DocEvalsModel, Number, WholeNumber
 from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
 from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
@@ -121,6 +122,22 @@ def refuse_api_keys(data: Any, *, source: str | None, path: str = "") -> None:
 
 # ----------------------------------------------------------------------------- judges
 
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""The values OpenAI's ``reasoning.effort`` takes (models accept subsets of them)."""
+
+
+def check_base_url(url: str) -> None:
+    """Refuse a base URL that is not ``http(s)://host[...]`` (a file path, ``ftp://``,
+    or ``localhost:8000`` without a scheme would fail later, with a worse message)."""
+    parsed = urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        # The URL itself is not echoed: it may carry credentials in its user-info.
+        scheme = f"{parsed.scheme}://" if parsed.scheme else "no scheme"
+        host = "" if parsed.hostname else ", no host"
+        raise ValueError(
+            f"base_url must be an http:// or https:// URL with a host (got {scheme}{host})"
+        )
+
 
 class JudgeConfig(DocEvalsModel):
     """One judge model: provider, model and settings (see the module docstring).
@@ -136,18 +153,20 @@ class JudgeConfig(DocEvalsModel):
     model: str | None = Field(default=None, min_length=1)
     base_url: str | None = Field(default=None, min_length=1)
     api_key_env: str | None = None
-    temperature: float | None = Field(default=None, ge=0)
-    top_p: float | None = Field(default=None, ge=0, le=1)
-    max_output_tokens: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    max_concurrency: int | None = Field(default=None, ge=1)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    reasoning_effort: str | None = Field(default=None, min_length=1)
+    temperature: Number | None = Field(default=None, ge=0)
+    top_p: Number | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: WholeNumber | None = Field(default=None, ge=1)
+    timeout: Number | None = Field(default=None, gt=0)
+    max_retries: WholeNumber = Field(default=5, ge=0)
+    max_concurrency: WholeNumber | None = Field(default=None, ge=1)
+    requests_per_minute: Number | None = Field(default=None, gt=0)
+    reasoning_effort: ReasoningEffort | None = None
     name: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> JudgeConfig:
+        if self.base_url is not None:
+            check_base_url(self.base_url)
         if self.api_key_env is not None and not _VARIABLE_NAME.fullmatch(self.api_key_env):
             raise ValueError(
                 "api_key_env must be the name of an environment variable (such as "
@@ -287,7 +306,7 @@ class PanelConfig(DocEvalsModel):
 
     name: str = Field(default="judge_panel", min_length=1)
     vote_rule: Literal["majority", "unanimous"] = "majority"
-    minimum_agreement: float | None = Field(default=None, gt=0, le=1)
+    minimum_agreement: Number | None = Field(default=None, gt=0, le=1)
     review_on_any_disagreement: bool = True
     variants: list[VariantConfig] = Field(min_length=1)
     prices: dict[str, Price] = Field(default_factory=dict)

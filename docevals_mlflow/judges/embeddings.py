@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from docevals_mlflow.core.secrets import url_credentials
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 from docevals_mlflow.judges.judge import run_sync
 from docevals_mlflow.judges.transport import Transport, public_url
@@ -55,6 +56,9 @@ class EmbeddingClient:
         self.provider = "openai" if is_openai else "openai-compatible"
         variable = api_key_env or (OPENAI_KEY_VARIABLE if is_openai else None)
         self._key = api_key or (os.environ.get(variable) if variable else None)
+        # The transport registers these process-wide (see core.secrets): its key and
+        # the user-info of its URL never reach a report, even quoted in an error.
+        secrets = [self._key, *url_credentials(self.base_url)]
         self.batch_size = batch_size
         self.prices = prices
         self.transport = Transport(
@@ -64,14 +68,14 @@ class EmbeddingClient:
             timeout=timeout,
             max_retries=max_retries,
             max_concurrency=max_concurrency,
-            secrets=[self._key],
+            secrets=secrets,
         )
         self._vectors: dict[str, Vector] = {}
         self.usage = Usage()
 
     def describe(self) -> dict[str, Any]:
         """Model and endpoint (never the key)."""
-        return {"model": self.model, "base_url": public_url(self.base_url, [self._key])}
+        return {"model": self.model, "base_url": public_url(self.base_url, self.transport.secrets)}
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         """Unit vectors for ``texts`` (synchronous)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import inspect
 import json
 import time
@@ -15,6 +16,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import Field
 
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.secrets import redact_data, redact_text
 from docevals_mlflow.errors import ProviderError
 from docevals_mlflow.judges.output import JudgeOutput, OutputParseError, parse_judge_output
 from docevals_mlflow.judges.request import JudgeRequest
@@ -255,10 +257,15 @@ async def ask_structured(
     is ``malformed`` with the text kept. Refusals and truncated answers are reported as
     such and never parsed. An adapter exception (after the adapter's own retries)
     becomes an ``error`` answer: nothing escapes.
+
+    Every registered secret (see :mod:`docevals_mlflow.core.secrets`) is removed
+    from each reply before it is parsed and from every error, whatever the adapter:
+    what a model says goes into reports, caches and checkpoints, and a model can
+    quote the key it was called with.
     """
     usages: list[Usage] = []
     try:
-        reply = await adapter.agenerate(request)
+        reply = _redacted(await adapter.agenerate(request))
     except Exception as exc:  # adapters retry on their own; what remains is reported
         return StructuredAnswer(
             value=None, status="error", error=_error_text(exc), usage=failure_usage(exc)
@@ -271,7 +278,7 @@ async def ask_structured(
     except OutputParseError as first:
         hint = RepairHint(previous=first.text, problem=str(first), keep=keep)
     try:
-        repaired = await adapter.agenerate(request, repair=hint)
+        repaired = _redacted(await adapter.agenerate(request, repair=hint))
     except Exception as exc:
         usages.append(failure_usage(exc))
         return StructuredAnswer(
@@ -297,6 +304,20 @@ async def ask_structured(
             attempts=2,
         )
     return StructuredAnswer(value=value, status="repaired", usage=total_usage(usages), attempts=2)
+
+
+def _redacted(reply: AdapterReply) -> AdapterReply:
+    """``reply`` without registered secrets in its text, data or refusal (the same
+    object when it held none)."""
+    text = None if reply.text is None else redact_text(reply.text)
+    data = redact_data(reply.data)
+    refusal = None if reply.refusal is None else redact_text(reply.refusal)
+    if text is reply.text and data is reply.data and refusal is reply.refusal:
+        return reply
+    # A shallow copy: the adapter may keep its reply, and any reply-like object works.
+    copied = copy.copy(reply)
+    copied.text, copied.data, copied.refusal = text, data, refusal
+    return copied
 
 
 def _parse(reply: AdapterReply, parse: Callable[[Any], T]) -> T:
@@ -346,7 +367,8 @@ def failure_usage(exc: BaseException) -> Usage:
 
 
 def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    # HTTP adapters redact their own errors; a function adapter's need not be.
+    return redact_text(f"{type(exc).__name__}: {exc}")
 
 
 _THREADS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="docevals-sync")

@@ -8,7 +8,12 @@
   ``Retry-After`` and ``retry-after-ms``), a concurrency limit per provider and base
   URL, and an optional requests-per-minute limit.
 * :func:`redact` removes secrets from every message built from a request or response,
-  so an API key never reaches an exception, a log line or a report.
+  so an API key never reaches an exception, a log line or a report; every response
+  body is redacted the same way before anyone reads it, so a provider that quotes
+  the key back in its answer cannot put it into a report, a cache or a checkpoint.
+  Every credential a transport sends (its secrets, credential headers, user-info of
+  the URL) is registered in the process-wide registry of
+  :mod:`docevals_mlflow.core.secrets`, which everything written is redacted with.
 
 Sleeping, the monotonic clock, the wall clock and the jitter source can be injected,
 so tests check delays without waiting for them.
@@ -31,10 +36,21 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from docevals_mlflow.core.secrets import (
+    MIN_WORD_LENGTH,
+    contains_secret,
+    redact_data,
+    redact_text,
+    register_headers,
+    register_secrets,
+    register_url,
+    url_credentials,
+)
+from docevals_mlflow.core.secrets import REDACTED as REDACTED  # callers import it from here
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 
 logger = logging.getLogger(__name__)
@@ -48,10 +64,10 @@ RETRY_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504, 529})
 """Statuses worth another attempt: rate limits, server errors and Anthropic's 529
 "overloaded". Other 4xx mean the request itself is wrong and would fail again."""
 
-REDACTED = "[REDACTED]"
-MIN_SECRET_LENGTH = 4
+MIN_SECRET_LENGTH = MIN_WORD_LENGTH
 """Shorter "secrets" (placeholders such as ``"x"``) would shred every message when
-replaced, and are not secret anyway."""
+replaced, and are not secret anyway. Values under 8 characters are replaced only as
+whole words (see :mod:`docevals_mlflow.core.secrets`)."""
 
 DEFAULT_LIMITS = httpx.Limits(
     max_connections=100, max_keepalive_connections=20, keepalive_expiry=30.0
@@ -65,17 +81,15 @@ _ERROR_BODY_CHARS = 500
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (and its URL-encoded form) replaced by ``[REDACTED]``.
+    """``text`` with ``secrets`` and every registered secret replaced by ``[REDACTED]``,
+    plain, URL-encoded, JSON-escaped and base64-encoded.
 
-    Longer secrets are replaced first so that a secret containing another one is
-    removed whole; secrets shorter than four characters are ignored.
+    Longer forms are replaced first so that a secret containing another one is
+    removed whole. ``secrets`` of 4 to 7 characters are replaced only as whole words
+    (plain or URL-encoded), shorter ones are ignored; see
+    :mod:`docevals_mlflow.core.secrets`.
     """
-    usable = {secret for secret in secrets if secret and len(secret) >= MIN_SECRET_LENGTH}
-    for secret in sorted(usable, key=len, reverse=True):
-        # A key can come back URL-encoded when a provider echoes the request URL.
-        for form in (secret, quote(secret, safe="")):
-            text = text.replace(form, REDACTED)
-    return text
+    return redact_text(text, secrets)
 
 
 def public_url(url: str, secrets: Iterable[str | None] = ()) -> str:
@@ -365,11 +379,15 @@ class ProviderResponse:
     latency_seconds: float = 0.0
 
 
-def _error_details(response: httpx.Response) -> tuple[str | None, str]:
+def _error_details(
+    response: httpx.Response, clean: Callable[[str], str] = str
+) -> tuple[str | None, str]:
     """The provider's error type and message from an error response.
 
     OpenAI and Anthropic both answer ``{"error": {"type"/"code", "message"}}``;
-    anything else is shown as (the start of) the body text.
+    anything else is shown as (the start of) the body text. ``clean`` (redaction) is
+    applied before the text is shortened: cut first, a secret at the cut would
+    survive as a fragment no redaction recognises.
     """
     try:
         data = response.json()
@@ -386,7 +404,7 @@ def _error_details(response: httpx.Response) -> tuple[str | None, str]:
             return None, error
         if isinstance(data.get("message"), str):
             return None, str(data["message"])
-    text = response.text.strip()
+    text = clean(response.text).strip()
     if len(text) > _ERROR_BODY_CHARS:
         text = text[:_ERROR_BODY_CHARS] + "..."
     return None, text or response.reason_phrase or "no error message"
@@ -455,7 +473,12 @@ class Transport:
         self.policy = policy
         self.max_concurrency = max_concurrency
         self.requests_per_minute = requests_per_minute
-        self.secrets = tuple(secret for secret in secrets if secret)
+        self.secrets = tuple(secret for secret in secrets if secret) + tuple(
+            url_credentials(endpoint)
+        )
+        # Registered process-wide, so that what is written later (reports, caches,
+        # checkpoints) is redacted of them too, not only this transport's messages.
+        register_secrets(*self.secrets)
         self._sleep: Sleep = sleep or asyncio.sleep
         self._clock: Clock = clock or time.monotonic
         self._wall_clock: Clock = wall_clock or time.time
@@ -503,6 +526,10 @@ class Transport:
         request_headers = {"accept": "application/json", **(headers or {})}
         if content is not None:
             request_headers.setdefault("content-type", "application/json")
+        # Whatever credential goes on the wire is a secret from now on, even one an
+        # adapter built outside this package put into a header or the URL.
+        register_headers(request_headers)
+        register_url(url)
         shown_url = public_url(url, self.secrets)
         started = self._clock()
         attempts = 0
@@ -563,7 +590,7 @@ class Transport:
                 await self._sleep(delay)
                 continue
             if status >= 400:
-                kind, message = _error_details(response)
+                kind, message = _error_details(response, self.redact)
                 label = f"HTTP {status}" + (f" {kind}" if kind else "")
                 request_id = response.headers.get("x-request-id") or response.headers.get(
                     "request-id"
@@ -579,12 +606,12 @@ class Transport:
                     attempts=attempts,
                 )
             try:
-                data = response.json()
+                data = self._redacted_json(response)
             except (ValueError, UnicodeDecodeError):
                 raise ProviderError(
                     self.redact(
                         f"{self.provider} returned HTTP {status} from {shown_url} with a body "
-                        f"that is not JSON: {response.text[:200]!r}"
+                        f"that is not JSON: {self.redact(response.text)[:200]!r}"
                     ),
                     provider=self.provider,
                     status_code=status,
@@ -593,10 +620,29 @@ class Transport:
             return ProviderResponse(
                 status_code=status,
                 data=data,
-                headers=dict(response.headers),
+                headers=redact_data(dict(response.headers)),
                 attempts=attempts,
                 latency_seconds=self._clock() - started,
             )
+
+    def _redacted_json(self, response: httpx.Response) -> Any:
+        """The parsed body with every secret removed from its strings.
+
+        A provider may quote the key back (an echoed request, an error inside an
+        answer); redacting here means no answer, refusal, reason or cached entry
+        built from this body can hold it. The walk over the parsed data is skipped
+        when the raw text holds no secret in any form and no escape that could hide
+        one (embedding vectors, the bulk of all bodies, skip it).
+
+        Only registered secrets (8 characters or more, this transport's among them)
+        are removed: a short placeholder key such as ``EMPTY`` is a word a model
+        may well use in an answer, and answers are kept as they were said.
+        """
+        data = response.json()
+        text = response.text
+        if "\\" in text or contains_secret(text):
+            data = redact_data(data)
+        return data
 
 
 def _after(attempts: int) -> str:

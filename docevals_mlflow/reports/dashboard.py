@@ -39,6 +39,7 @@ from docevals_mlflow.core.reports import (
     PipelineEvaluationReport,
     SuiteReport,
 )
+from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.reports import diagnostics_dashboard
 from docevals_mlflow.reports.html import (
@@ -563,7 +564,8 @@ def render_fields_dashboard(report: Mapping[str, Any]) -> str:
     page.add(_class_table(report))
     page.section("List items")
     page.add(_list_table(report))
-    return page.render(f"docevals-mlflow {report.get('package_version', __version__)}")
+    # Pages are written to files and MLflow: no registered secret may be in one.
+    return redact_text(page.render(f"docevals-mlflow {report.get('package_version', __version__)}"))
 
 
 # --------------------------------------------------------------------------- evaluations
@@ -779,4 +781,4 @@ def render_evaluation_dashboard(
             page.add(html_note("No metric reported a score."))
         else:
             page.figure(scores, "fig-metric-scores")
-    return page.render(f"docevals-mlflow {report.package_version}")
+    return redact_text(page.render(f"docevals-mlflow {report.package_version}"))

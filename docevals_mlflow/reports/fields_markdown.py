@@ -34,6 +34,7 @@ from docevals_mlflow.core.formatting import (
     percent_text,
     score_text,
 )
+from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.fields.counts import LOWER_IS_BETTER
 from docevals_mlflow.reports.diagnostics_markdown import calibration_section
 from docevals_mlflow.reports.markdown import CellText, cell, table, value_cell
@@ -763,7 +764,9 @@ def render_fields_markdown(
     lines += ["", *_documents(report, max_rows_per_document, max_documents)]
     lines += ["", *_explanations(report)]
     lines += ["", f"*docevals-mlflow {report.get('package_version', 'n/a')}*"]
-    return "\n".join(lines) + "\n"
+    # Written to a file and to MLflow: a registered secret (a key a model quoted in a
+    # reason) must not survive into the text, whatever the report dict held.
+    return redact_text("\n".join(lines) + "\n")
 
 
 __all__ = ["progress_bar", "rating", "render_fields_markdown"]

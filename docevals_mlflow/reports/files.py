@@ -12,6 +12,7 @@ from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.model import input_error_from_validation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
+from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
 from docevals_mlflow.reports.markdown import (
     render_case_markdown,
@@ -24,17 +25,22 @@ _ADAPTER: TypeAdapter[AnyReport] = TypeAdapter(Annotated[AnyReport, Field(discri
 
 
 def report_json(report: AnyReport) -> str:
-    """The report as indented JSON text."""
-    return report.model_dump_json(indent=2) + "\n"
+    """The report as indented JSON text, without any registered secret."""
+    # Reports are redacted when they are built; this is the last guard before a
+    # file or an MLflow artifact, for reports assembled or edited by hand.
+    return redact_text(report.model_dump_json(indent=2) + "\n")
 
 
 def render_markdown(report: AnyReport) -> str:
-    """The Markdown rendering that matches the report's kind."""
+    """The Markdown rendering that matches the report's kind, without any registered
+    secret."""
     if isinstance(report, PipelineEvaluationReport):
-        return render_pipeline_markdown(report)
-    if isinstance(report, SuiteReport):
-        return render_suite_markdown(report)
-    return render_case_markdown(report)
+        text = render_pipeline_markdown(report)
+    elif isinstance(report, SuiteReport):
+        text = render_suite_markdown(report)
+    else:
+        text = render_case_markdown(report)
+    return redact_text(text)
 
 
 def write_report(

@@ -21,8 +21,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from docevals_mlflow.core.datafiles import UTF8_BOM, json_files, load_json_file, parse_json
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.core.datafiles import (
+    UTF8_BOM,
+    is_folder_input,
+    json_files,
+    load_json_file,
+    parse_json,
+    read_bytes_file,
+)
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.models import Side, SplitPacket, packet_from_data
 
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -55,10 +62,7 @@ def _is_packet_object(value: Any) -> bool:
 
 def _json_lines(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
     source = str(path)
-    try:
-        lines = path.read_bytes().removeprefix(UTF8_BOM).split(b"\n")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    lines = read_bytes_file(path).removeprefix(UTF8_BOM).split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -125,10 +129,9 @@ def _folder(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
 
 def _read(path: Path, side: Side) -> tuple[list[SplitPacket], bool]:
     """The packets of an input, and whether it is a single-packet JSON file."""
-    if not path.exists():
-        raise InputFileNotFoundError(f"{side} input not found", source=str(path))
     plain_json = False
-    if path.is_dir():
+    # A named pipe or a device is refused here, before anything opens it.
+    if is_folder_input(path, what=f"{side} input"):
         found = _folder(path, side)
     elif path.suffix.lower() in JSON_LINES_SUFFIXES:
         found = _json_lines(path, side)
@@ -146,6 +149,13 @@ def _read(path: Path, side: Side) -> tuple[list[SplitPacket], bool]:
                 expected="each packet id once per side",
             )
         packets.append(packet)
+    if not packets:
+        # A folder without .json files is refused by json_files already.
+        raise InputError(
+            "no packets: the input is empty or holds only blank lines",
+            source=str(path),
+            expected="at least one packet",
+        )
     # A file holding one packet object (not a list of them) yields it under its name.
     return packets, plain_json and len(packets) == 1 and places.get(packets[0].id) == path.name
 

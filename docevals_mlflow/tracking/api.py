@@ -30,7 +30,9 @@ def log_field_comparison(
     ``ground_truth`` (the expected JSONL file or folder) is logged as the run's
     ``ground_truth`` input with its content digest. Extra ``params`` (say, the prompt
     version) and ``tags`` are added to the standard layout. If logging fails and
-    ``keep_bundle_at`` is given, the run bundle is kept there for ``docevals log``.
+    ``keep_bundle_at`` is given, the run bundle is kept there for ``docevals log`` (or
+    beside it, ``<name>-2``, when a bundle not yet logged is there; the raised error's
+    ``kept_bundle`` says where).
     """
     from docevals_mlflow.reports.dashboard import render_fields_dashboard
     from docevals_mlflow.reports.fields_markdown import render_fields_markdown

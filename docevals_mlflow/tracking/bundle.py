@@ -5,17 +5,28 @@ in ``run.json``; artifacts under ``artifacts/``) and the bundle is then logged. 
 the tracking server cannot be reached, the bundle stays on disk and
 ``docevals log DIR`` logs it later, exactly as it would have been logged.
 
+Every key, name and value is made legal for MLflow as it is added
+(:mod:`~docevals_mlflow.tracking.keys`), so ``run.json`` holds exactly what is logged.
+A kept bundle is never deleted or replaced before it has been logged (``logged.json``
+marks one that has); a bundle holds only regular files and folders.
+
 This module does not import mlflow.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import re
 import shutil
+import stat
+import time
+import uuid
 from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import Field
@@ -25,13 +36,30 @@ from docevals_mlflow.core.atomic import atomic_write_bytes, atomic_write_text
 from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.fingerprints import sha256_bytes
 from docevals_mlflow.core.model import DocEvalsModel
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.core.secrets import redact_data, redact_text, registered_secrets
+from docevals_mlflow.errors import InputError, InputFileNotFoundError, OutputError
+from docevals_mlflow.tracking.keys import (
+    MAX_PARAM_VALUE_LENGTH,
+    MAX_TAG_VALUE_LENGTH,
+    KeyNames,
+    legal_run_name,
+    legal_tag_value,
+    storable_text,
+)
 
 BUNDLE_FORMAT: Literal["docevals-run/1"] = "docevals-run/1"
 MANIFEST = "run.json"
 ARTIFACTS = "artifacts"
-MAX_PARAM_LENGTH = 6000
-MAX_NOTE_LENGTH = 8000
+METRICS_INDEX = "metrics_index.json"
+LOGGED = "logged.json"
+"""Written into a bundle folder once it has been logged: only then may it be replaced."""
+MAX_PARAM_LENGTH = MAX_PARAM_VALUE_LENGTH
+MAX_NOTE_LENGTH = MAX_TAG_VALUE_LENGTH
+NOTE_TAG = "mlflow.note.content"
+_MAX_KEPT = 1000
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+# Bytes, not characters: file systems limit a name to 255 bytes.
+_MAX_FILE_NAME_BYTES = 200
 
 RunKind = Literal["evaluation", "generation", "approval", "comparison"]
 
@@ -64,43 +92,47 @@ class RunBundle(DocEvalsModel):
 class BundleWriter:
     """Collects a bundle's parts and writes them under one folder.
 
-    Params longer than MLflow allows are never truncated: the full text goes to
-    ``params/<name>.txt`` and the param holds ``sha256:<digest>`` of it.
+    Keys, the run name and values are made legal for MLflow as they are added
+    (:mod:`~docevals_mlflow.tracking.keys`): two keys that come out the same get
+    ``_2``, ``_3`` .... Params longer than MLflow allows are never truncated: the full
+    text goes to ``params/<name>.txt`` and the param holds ``sha256:<digest>`` of it.
     """
 
     def __init__(self, kind: RunKind = "evaluation", run_name: str | None = None) -> None:
-        self.bundle = RunBundle(kind=kind, run_name=run_name)
+        self.bundle = RunBundle(kind=kind, run_name=legal_run_name(run_name))
         self.files: dict[str, bytes] = {}
+        self._param_keys = KeyNames()
+        self._metric_keys = KeyNames()
+        self._tag_keys = KeyNames()
 
     def param(self, key: str, value: Any) -> None:
         """Add a param (converted to text); long values become artifacts."""
         if value is None:
             return
         text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        text = redact_text(text)
+        key = self._param_keys.key(key)
         existing = self.bundle.params.get(key)
+        text, data = legal_param_value(text)
         if existing is not None and existing != text and not existing.startswith("sha256:"):
             raise InputError(
                 f"param {key!r} would be logged twice with different values "
                 f"({existing!r} and {text!r})"
             )
-        if len(text) > MAX_PARAM_LENGTH:
-            data = text.encode("utf-8")
-            self.files[f"params/{key.replace('/', '_')}.txt"] = data
-            text = f"sha256:{sha256_bytes(data)}"
+        if data is not None:
+            self.files[param_file(key)] = data
         self.bundle.params[key] = text
 
     def metric(self, key: str, value: float | int | None) -> None:
         """Add a metric; ``None`` (an undefined ratio) is not logged."""
         if value is None:
             return
-        self.bundle.metrics[key] = float(value)
+        self.bundle.metrics[self._metric_keys.key(key)] = float(value)
 
     def tag(self, key: str, value: str) -> None:
         """Add a tag (the run note is cut to MLflow's limit with a marker)."""
-        if key == "mlflow.note.content" and len(value) > MAX_NOTE_LENGTH:
-            marker = "\n\n*(summary shortened; see report/report.md)*"
-            value = value[: MAX_NOTE_LENGTH - len(marker)].rstrip() + marker
-        self.bundle.tags[key] = value
+        key = self._tag_keys.key(key)
+        self.bundle.tags[key] = legal_tag(key, redact_text(value))
 
     def extras(
         self, *, params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None
@@ -112,17 +144,39 @@ class BundleWriter:
             self.tag(key, value)
 
     def text(self, path: str, content: str) -> None:
-        """Add a text artifact."""
-        self.files[path] = content.encode("utf-8")
+        """Add a text artifact (UTF-8; a lone surrogate, which has no UTF-8 form,
+        becomes U+FFFD). Secrets this process uses are removed, the last guard before
+        anything reaches MLflow."""
+        content = redact_text(content)
+        try:
+            self.files[path] = content.encode("utf-8")
+        except UnicodeEncodeError:
+            self.files[path] = _SURROGATES.sub("\ufffd", content).encode("utf-8")
 
     def json(self, path: str, content: Any) -> None:
         """Add a JSON artifact (compact: the C encoder is many times faster than the
         indenting one on large reports, and the MLflow UI indents JSON itself)."""
-        text = json.dumps(content, ensure_ascii=False, default=str, separators=(",", ":"))
-        self.text(path, text + "\n")
+        content = redact_data(content)
+        options: dict[str, Any] = {"default": str, "separators": (",", ":")}
+        text = json.dumps(content, ensure_ascii=False, **options)
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (JSON input may hold "\ud800"): ASCII escapes keep it
+            # exactly, and are still valid JSON.
+            data = (json.dumps(content, ensure_ascii=True, **options) + "\n").encode("ascii")
+        self.files[path] = data
 
     def parquet(self, path: str, frame: Any) -> None:
-        """Add a pandas DataFrame as a Parquet artifact (strings stay strings)."""
+        """Add a pandas DataFrame as a Parquet artifact (strings stay strings; secrets
+        this process uses are removed from them)."""
+        if registered_secrets():
+            frame = frame.copy()
+            for column in frame.columns:
+                if frame[column].dtype == object:
+                    frame[column] = frame[column].map(
+                        lambda cell: redact_text(cell) if isinstance(cell, str) else cell
+                    )
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
         self.files[path] = buffer.getvalue()
@@ -141,23 +195,245 @@ class BundleWriter:
         return root
 
 
+def legal_param_value(text: str) -> tuple[str, bytes | None]:
+    """A param value MLflow stores whole, and the full text when it is too long (the
+    value is then ``sha256:<digest>`` of that text, which goes to an artifact)."""
+    text = storable_text(text)
+    if len(text) <= MAX_PARAM_LENGTH:
+        return text, None
+    data = text.encode("utf-8")
+    return f"sha256:{sha256_bytes(data)}", data
+
+
+def param_file(key: str) -> str:
+    """The artifact path that holds the full text of a long param."""
+    name = key.replace("/", "_")
+    if len(name.encode("utf-8")) > _MAX_FILE_NAME_BYTES:
+        # A key of 250 characters may be 1,000 bytes; keep a readable start and a hash.
+        digest = sha256_bytes(key.encode("utf-8"))[:12]
+        name = name.encode("utf-8")[: _MAX_FILE_NAME_BYTES - 13].decode("utf-8", "ignore")
+        name = f"{name}_{digest}"
+    return f"params/{name}.txt"
+
+
+def legal_tag(key: str, value: str) -> str:
+    """A tag value MLflow stores whole; the run note is cut with a pointer to the report."""
+    value = storable_text(value)
+    if key == NOTE_TAG and len(value) > MAX_NOTE_LENGTH:
+        marker = "\n\n*(summary shortened; see report/report.md)*"
+        return value[: MAX_NOTE_LENGTH - len(marker)].rstrip() + marker
+    return legal_tag_value(value)
+
+
+@dataclass(frozen=True)
+class LegalBundle:
+    """A bundle as MLflow will take it (see :func:`legal_bundle`).
+
+    Attributes:
+        bundle: the manifest, every key, name and value legal.
+        renamed_metrics: ``{key in run.json: key logged}`` for metric keys that changed.
+        long_params: ``{artifact path: full text}`` of params too long to log whole.
+    """
+
+    bundle: RunBundle
+    renamed_metrics: dict[str, str]
+    long_params: dict[str, str]
+
+
+def legal_bundle(bundle: RunBundle) -> LegalBundle:
+    """``bundle`` with every key, name and value made legal for MLflow.
+
+    A bundle written by :class:`BundleWriter` comes back unchanged; one written by an
+    older version (keys ending in ``~2``) or by hand is fixed here, so that it can
+    still be logged.
+    """
+    params: dict[str, str] = {}
+    long_params: dict[str, str] = {}
+    param_keys, metric_keys, tag_keys = KeyNames(), KeyNames(), KeyNames()
+    for source, value in bundle.params.items():
+        key = param_keys.key(source)
+        params[key], data = legal_param_value(value)
+        if data is not None:
+            long_params[param_file(key)] = data.decode("utf-8")
+    metrics = {metric_keys.key(source): value for source, value in bundle.metrics.items()}
+    tags: dict[str, str] = {}
+    for source, value in bundle.tags.items():
+        key = tag_keys.key(source)
+        tags[key] = legal_tag(key, value)
+    legal = bundle.model_copy(
+        update={
+            "run_name": legal_run_name(bundle.run_name),
+            "params": params,
+            "metrics": metrics,
+            "tags": tags,
+        }
+    )
+    return LegalBundle(bundle=legal, renamed_metrics=metric_keys.renamed(), long_params=long_params)
+
+
 def read_bundle(directory: str | os.PathLike[str]) -> tuple[RunBundle, Path]:
-    """The manifest and the artifacts folder of a bundle written by :class:`BundleWriter`."""
+    """The manifest and the artifacts folder of a bundle written by :class:`BundleWriter`.
+
+    Raises:
+        InputError: the bundle holds something other than regular files and folders
+            (a symbolic link, a FIFO, a device), or an input names a records table
+            that is not one of its files.
+    """
     root = Path(directory)
     manifest = root / MANIFEST
     if not manifest.is_file():
         raise InputFileNotFoundError("not a docevals run bundle (no run.json)", source=str(root))
+    files = bundle_files(root)
     try:
         bundle = RunBundle.model_validate(load_json_file(manifest))
     except InputError as exc:
         raise exc.located(source=str(manifest)) from None
+    for dataset in bundle.inputs:
+        records = PurePosixPath(dataset.records)
+        if (
+            records.is_absolute()
+            or ".." in records.parts
+            or (PurePosixPath(ARTIFACTS, records) not in files)
+        ):
+            raise InputError(
+                f"input {dataset.name!r} names records {dataset.records!r}, "
+                "which is not a file of the bundle",
+                source=str(manifest),
+                expected=f"a path inside {ARTIFACTS}/",
+            )
     return bundle, root / ARTIFACTS
 
 
+def _entry_kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def bundle_files(root: Path) -> set[PurePosixPath]:
+    """Every file of a bundle (relative to ``root``), after checking that it holds only
+    regular files and folders.
+
+    A symbolic link (to anywhere, inside the bundle or out), FIFO, device or socket is
+    an input error naming the entry: uploading one would send a file from outside the
+    bundle, or block on a pipe. Nothing is followed, so nothing outside is read.
+    """
+    files: set[PurePosixPath] = set()
+    pending = [PurePosixPath()]
+    while pending:
+        relative = pending.pop()
+        try:
+            entries = list(os.scandir(root / relative))
+        except OSError as exc:
+            raise InputError(
+                f"cannot read bundle folder {relative.as_posix() or '.'}: {exc.strerror or exc}",
+                source=str(root),
+            ) from None
+        for entry in entries:
+            path = relative / entry.name
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                pending.append(path)
+            elif stat.S_ISREG(mode):
+                files.add(path)
+            else:
+                raise InputError(
+                    f"bundle entry {path.as_posix()} is {_entry_kind(mode)}; nothing was logged",
+                    source=str(root),
+                    expected="a bundle of regular files and folders only",
+                )
+    return files
+
+
+def is_logged(folder: Path) -> bool:
+    """Whether ``folder`` is a bundle that has been logged (it holds ``logged.json``)."""
+    try:
+        own = os.lstat(folder)
+        marker = os.lstat(folder / LOGGED)
+    except OSError:
+        return False
+    return stat.S_ISDIR(own.st_mode) and stat.S_ISREG(marker.st_mode)
+
+
+def mark_logged(folder: Path, record: Mapping[str, Any]) -> None:
+    """Record in a bundle folder that it has been logged (``record``: where to).
+
+    Best effort: a read-only bundle is still logged, it is just never replaced.
+    """
+    text = json.dumps({**record, "logged_at": int(time.time())}, indent=1, sort_keys=True)
+    with contextlib.suppress(OutputError):
+        atomic_write_text(folder / LOGGED, text + "\n")
+
+
 def keep_bundle(directory: Path, destination: Path) -> Path:
-    """Move a bundle from a temporary folder to where the user can find it."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    if destination.exists():
-        shutil.rmtree(destination)
-    shutil.move(str(directory), str(destination))
-    return destination
+    """Move a bundle from a temporary folder to where the user can find it; returns
+    where it went.
+
+    ``destination`` is used when it is free or holds a bundle that has been logged
+    already; otherwise the bundle goes beside it, to ``<destination>-2``, ``-3`` ...:
+    a bundle that has not been logged is never deleted or replaced.
+    """
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot keep the run bundle: {exc.strerror or exc}", source=str(destination)
+        ) from exc
+    for number in range(1, _MAX_KEPT + 1):
+        candidate = (
+            destination if number == 1 else destination.with_name(f"{destination.name}-{number}")
+        )
+        if _claim(candidate):
+            _move_into(directory, candidate)
+            return candidate
+    raise OutputError(
+        f"cannot keep the run bundle: {_MAX_KEPT} bundles are already kept here",
+        source=str(destination),
+        expected="fewer un-logged bundles (log them with docevals log)",
+    )
+
+
+def _claim(candidate: Path) -> bool:
+    # mkdir is atomic: of two processes keeping a bundle at once, one gets the folder.
+    try:
+        candidate.mkdir()
+        return True
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise OutputError(
+            f"cannot keep the run bundle: {exc.strerror or exc}", source=str(candidate)
+        ) from exc
+    if not is_logged(candidate):
+        return False
+    # Its run is in MLflow already, so its place may be reused. Renamed away first, so
+    # that a half-deleted folder is never mistaken for a bundle.
+    retired = candidate.with_name(f".{candidate.name}.logged-{uuid.uuid4().hex[:8]}")
+    try:
+        candidate.rename(retired)
+    except OSError:
+        return False
+    shutil.rmtree(retired, ignore_errors=True)
+    try:
+        candidate.mkdir()
+    except OSError:
+        return False
+    return True
+
+
+def _move_into(directory: Path, destination: Path) -> None:
+    # The manifest last: a bundle without run.json is never taken for a whole one.
+    try:
+        names = sorted(os.listdir(directory), key=lambda name: name == MANIFEST)
+        for name in names:
+            shutil.move(str(directory / name), str(destination / name))
+    except OSError as exc:
+        raise OutputError(
+            f"cannot keep the run bundle: {exc.strerror or exc}", source=str(destination)
+        ) from exc

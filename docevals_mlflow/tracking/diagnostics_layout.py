@@ -60,7 +60,7 @@ def calibration_metrics(
     """Calibration and review-budget metrics of a field comparison."""
     if not isinstance(calibration, ConfidenceCalibration):
         calibration = ConfidenceCalibration.model_validate(calibration)
-    # Registered first, so that a field called "overall" gets "overall~2".
+    # Registered first, so that a field called "overall" gets "overall_2".
     overall = keys.segment("calibration", _OVERALL_SOURCE, OVERALL)
     entries = [(overall, calibration.overall)]
     entries += [

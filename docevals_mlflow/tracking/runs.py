@@ -12,12 +12,34 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.errors import DocEvalsError, InputError
-from docevals_mlflow.tracking.bundle import BundleWriter, RunBundle, keep_bundle, read_bundle
+from docevals_mlflow.tracking.bundle import (
+    METRICS_INDEX,
+    BundleWriter,
+    LegalBundle,
+    RunBundle,
+    keep_bundle,
+    legal_bundle,
+    mark_logged,
+    read_bundle,
+)
+
+# Re-exported: callers have always imported the errors from here.
+from docevals_mlflow.tracking.errors import TrackingError as TrackingError
+from docevals_mlflow.tracking.errors import TrackingUnavailableError as TrackingUnavailableError
+from docevals_mlflow.tracking.keys import (
+    MAX_DATASET_SOURCE_LENGTH,
+    clean_segment,
+    legal_dataset_name,
+    legal_experiment_name,
+    legal_input_tag,
+    legal_run_name,
+)
 from docevals_mlflow.tracking.project_runs import (
     active_project_run_id,
     link_to_project,
     project_target,
 )
+from docevals_mlflow.tracking.store import prepare_store, retrying
 from docevals_mlflow.tracking.uris import (
     experiment_artifact_location,
     public_uri,
@@ -27,14 +49,7 @@ from docevals_mlflow.tracking.uris import (
 DEFAULT_EXPERIMENT = "docevals"
 _BATCH_PARAMS = 100
 _BATCH_METRICS = 1000
-
-
-class TrackingError(DocEvalsError, RuntimeError):
-    """MLflow refused what was asked of it (for example a run whose params differ)."""
-
-
-class TrackingUnavailableError(DocEvalsError, ConnectionError):
-    """The tracking server could not be reached; nothing was logged."""
+_DIGEST_LENGTH = 36
 
 
 def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
@@ -117,19 +132,31 @@ def log_bundle(
     (:mod:`~docevals_mlflow.tracking.project_runs`); ``experiment`` is then the
     project run's.
 
+    Keys, names and values are made legal for MLflow first (a bundle written by this
+    version needs nothing). An SQLite store is created under a file lock and checked
+    before use (:mod:`~docevals_mlflow.tracking.store`). If logging fails once the run
+    exists, the run is never left ``RUNNING``: a run created here is marked ``FAILED``
+    and deleted, a continued one (``run_id``) marked ``FAILED``. On success the bundle
+    folder gets ``logged.json`` (so a later kept bundle may take its place).
+
     Raises:
+        InputError: the bundle holds a symbolic link, FIFO or device, or is malformed.
         TrackingUnavailableError: an HTTP tracking server cannot be reached.
+        TrackingError: MLflow refused the run, or the SQLite store is half-migrated.
     """
-    bundle, artifacts = read_bundle(directory)
+    original, artifacts = read_bundle(directory)
+    legal = legal_bundle(original)
+    bundle = legal.bundle
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
-    from mlflow.entities import Metric, Param, RunTag
-    from mlflow.exceptions import MlflowException
+    prepare_store(uri)
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=uri)
-    name = experiment or DEFAULT_EXPERIMENT
+    client = retrying(MlflowClient(tracking_uri=uri))
+    name = legal_experiment_name(experiment or DEFAULT_EXPERIMENT)
     project_run_id = active_project_run_id(uri)
+    wanted_name = legal_run_name(run_name) or bundle.run_name
+    created = False
     try:
         if run_id is not None:
             run = client.get_run(run_id)
@@ -137,55 +164,152 @@ def log_bundle(
             experiment_id = run.info.experiment_id
             name = client.get_experiment(experiment_id).name
         elif project_run_id is not None:
-            run = project_target(
-                client,
-                project_run_id,
-                params=bundle.params,
-                run_name=run_name or bundle.run_name,
-            )
+            run = project_target(client, project_run_id, params=bundle.params, run_name=wanted_name)
             run_id = run.info.run_id
+            created = run_id != project_run_id
             experiment_id = run.info.experiment_id
             name = client.get_experiment(experiment_id).name
         else:
-            found = client.get_experiment_by_name(name)
-            experiment_id = (
-                found.experiment_id
-                if found
-                else client.create_experiment(
-                    name, artifact_location=experiment_artifact_location(uri, name)
-                )
-            )
-            run = client.create_run(experiment_id, run_name=run_name or bundle.run_name)
+            experiment_id = _experiment_id(client, name, uri)
+            run = client.create_run(experiment_id, run_name=wanted_name)
             run_id = run.info.run_id
-        now = int(time.time() * 1000)
-        params = [Param(key, value) for key, value in sorted(bundle.params.items())]
-        metrics = [Metric(key, value, now, 0) for key, value in sorted(bundle.metrics.items())]
-        tags = [RunTag(key, value) for key, value in sorted(bundle.tags.items())]
-        # One client call per kind and per store batch limit, never one per metric.
-        for part in _chunks(params, _BATCH_PARAMS):
-            client.log_batch(run_id, params=part)
-        for part in _chunks(tags, _BATCH_PARAMS):
-            client.log_batch(run_id, tags=part)
-        for part in _chunks(metrics, _BATCH_METRICS):
-            client.log_batch(run_id, metrics=part)
-        if artifacts.is_dir():
-            client.log_artifacts(run_id, str(artifacts))
-        _log_inputs(client, run_id, bundle, artifacts)
-        # Operation prompts into the prompt registry; never fails the run.
-        from docevals_mlflow.tracking.prompts import register_bundle_prompts
-
-        register_bundle_prompts(client, run_id, experiment_id, bundle, artifacts)
+            created = True
+    except Exception as exc:
+        # Nothing was logged yet; a child run made for `mlflow run` is not left open.
+        fate = _abandon(client, run_id, delete=True) if created and run_id else ""
+        raise _refusal(exc, uri, fate) from None
+    try:
+        _fill_run(client, run_id, experiment_id, legal, artifacts)
         if project_run_id is not None:
             link_to_project(client, project_run_id, run_id)
         # `mlflow run` ends its own run, FINISHED or FAILED by the command's exit code.
         if run_id != project_run_id:
             client.set_terminated(run_id)
+    except BaseException as exc:
+        # Ctrl-C included: whatever stopped the logging, the run must not stay RUNNING.
+        fate = _abandon(client, run_id, delete=created) if run_id != project_run_id else ""
+        if isinstance(exc, Exception):
+            raise _refusal(exc, uri, fate) from None
+        raise
+    logged = LoggedRun(run_id, experiment_id, name, uri)
+    mark_logged(
+        Path(directory),
+        {"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": public_uri(uri)},
+    )
+    return logged
+
+
+def _experiment_id(client: Any, name: str, uri: str) -> str:
+    found = client.get_experiment_by_name(name)
+    if found:
+        return str(found.experiment_id)
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return str(
+            client.create_experiment(
+                name, artifact_location=experiment_artifact_location(uri, name)
+            )
+        )
     except MlflowException as exc:
-        raise TrackingError(
-            f"MLflow refused the run: {scrub_credentials(exc.message, uri)}",
-            source=public_uri(uri),
-        ) from None
-    return LoggedRun(run_id, experiment_id, name, uri)
+        # Another process created it between the lookup and here: use theirs.
+        if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+            raise
+        found = client.get_experiment_by_name(name)
+        if found is None:
+            raise
+        return str(found.experiment_id)
+
+
+def _fill_run(
+    client: Any, run_id: str, experiment_id: str, legal: LegalBundle, artifacts: Path
+) -> None:
+    from mlflow.entities import Metric, Param, RunTag
+
+    bundle = legal.bundle
+    now = int(time.time() * 1000)
+    params = [Param(key, value) for key, value in sorted(bundle.params.items())]
+    metrics = [Metric(key, value, now, 0) for key, value in sorted(bundle.metrics.items())]
+    tags = [RunTag(key, value) for key, value in sorted(bundle.tags.items())]
+    # One client call per kind and per store batch limit, never one per metric.
+    for part in _chunks(params, _BATCH_PARAMS):
+        client.log_batch(run_id, params=part)
+    for part in _chunks(tags, _BATCH_PARAMS):
+        client.log_batch(run_id, tags=part)
+    for part in _chunks(metrics, _BATCH_METRICS):
+        client.log_batch(run_id, metrics=part)
+    if artifacts.is_dir():
+        client.log_artifacts(run_id, str(artifacts))
+    # Only for bundles written by hand or by an older version: what run.json could
+    # not log as it was goes up beside the artifacts.
+    for path, text in sorted(legal.long_params.items()):
+        client.log_text(run_id, text, path)
+    if legal.renamed_metrics:
+        index = _renamed_index(artifacts / METRICS_INDEX)
+        if index is not None:
+            client.log_dict(run_id, index, METRICS_INDEX)
+    _log_inputs(client, run_id, bundle, artifacts)
+    # Operation prompts into the prompt registry; never fails the run.
+    from docevals_mlflow.tracking.prompts import register_bundle_prompts
+
+    register_bundle_prompts(client, run_id, experiment_id, bundle, artifacts)
+
+
+def _renamed_index(path: Path) -> dict[str, dict[str, str]] | None:
+    # An older bundle's index names segments such as "a~2", which were logged as
+    # "a_2": the index is cleaned the same way, so it names the keys in the run.
+    import json
+
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(index, dict):
+        return None
+    cleaned = {
+        str(namespace): {clean_segment(str(key)): str(source) for key, source in entries.items()}
+        for namespace, entries in index.items()
+        if isinstance(entries, dict)
+    }
+    return None if cleaned == index else cleaned
+
+
+def _abandon(client: Any, run_id: str, *, delete: bool) -> str:
+    # Best effort: when the store itself stopped answering, there is nothing to do.
+    try:
+        client.set_terminated(run_id, status="FAILED")
+    except Exception:
+        return f"run {run_id} may still show RUNNING"
+    if not delete:
+        return f"run {run_id} was marked FAILED"
+    try:
+        client.delete_run(run_id)
+    except Exception:
+        return f"the partial run {run_id} was marked FAILED"
+    return f"the partial run {run_id} was marked FAILED and deleted"
+
+
+def _refusal(error: Exception, uri: str, fate: str = "") -> Exception:
+    """``error`` as the one-line error the CLI prints: MLflow's, SQLAlchemy's and the
+    artifact store's own become :class:`TrackingError`; ours pass unchanged (with
+    what became of the run as a note). ``fate`` says what became of the run."""
+    from mlflow.exceptions import MlflowException
+
+    if isinstance(error, MlflowException):
+        text = error.message
+    elif type(error).__module__.startswith("sqlalchemy") or (
+        isinstance(error, OSError) and not isinstance(error, DocEvalsError)
+    ):
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    else:
+        if fate:
+            error.add_note(fate)
+        return error
+    suffix = f" ({fate})" if fate else ""
+    return TrackingError(
+        f"MLflow refused the run: {scrub_credentials(text, uri)}{suffix}",
+        source=public_uri(uri),
+    )
 
 
 def _check_params(existing: dict[str, str], bundle: RunBundle) -> None:
@@ -199,6 +323,16 @@ def _check_params(existing: dict[str, str], bundle: RunBundle) -> None:
             + "; nothing was logged",
             expected="a new run, or the same evaluation",
         )
+
+
+def _source_json(source: str) -> str:
+    import json
+
+    text = json.dumps({"uri": source}, ensure_ascii=False)
+    if len(text) <= MAX_DATASET_SOURCE_LENGTH:
+        return text
+    # A character is at most 6 in JSON (\u0000), so this always fits.
+    return json.dumps({"uri": source[: MAX_DATASET_SOURCE_LENGTH // 6 - 20] + "…"})
 
 
 def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
@@ -215,15 +349,15 @@ def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) ->
         # The entity is built directly: resolving a source from a plain name makes
         # MLflow guess (and warn) about which kind of source it is.
         entity = Dataset(
-            name=dataset.name,
-            digest=dataset.digest,
+            name=legal_dataset_name(dataset.name),
+            digest=dataset.digest[:_DIGEST_LENGTH],
             source_type="local",
-            source=json.dumps({"uri": dataset.source}),
+            source=_source_json(dataset.source),
             schema=json.dumps({"columns": [str(column) for column in frame.columns]}),
             profile=json.dumps({"num_rows": len(frame)}),
         )
-        tags = [InputTag(key="mlflow.data.context", value=dataset.context)]
-        tags += [InputTag(key=key, value=value) for key, value in dataset.tags.items()]
+        pairs = [("mlflow.data.context", dataset.context), *dataset.tags.items()]
+        tags = [InputTag(*legal_input_tag(key, value)) for key, value in pairs]
         entries.append(DatasetInput(dataset=entity, tags=tags))
     client.log_inputs(run_id, datasets=entries)
 
@@ -237,17 +371,28 @@ def log_writer(
 ) -> LoggedRun:
     """Write ``writer``'s bundle to a temporary folder and log it as a new run.
 
-    If logging fails and ``keep_bundle_at`` is given, the bundle is moved there first
-    (for ``docevals log``), then the error is raised.
+    If logging fails and ``keep_bundle_at`` is given, the bundle is kept for
+    ``docevals log`` first, then the error is raised. It goes to ``keep_bundle_at``,
+    or beside it (``<name>-2``, ...) when a bundle that has not been logged is
+    already there; the error's ``kept_bundle`` attribute (and a note on it) says
+    where.
     """
     with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
         folder = writer.write(Path(temporary) / "bundle")
         try:
             return log_bundle(folder, tracking_uri=tracking_uri, experiment=experiment)
-        except Exception:
+        except Exception as error:
             if keep_bundle_at is not None:
-                keep_bundle(folder, Path(keep_bundle_at))
+                kept = keep_bundle(folder, Path(keep_bundle_at))
+                error.kept_bundle = kept  # type: ignore[attr-defined]
+                error.add_note(f"run bundle kept in {kept}; log it with: docevals log {kept}")
             raise
+
+
+def kept_bundle(error: BaseException) -> Path | None:
+    """Where :func:`log_writer` kept the bundle of the run ``error`` stopped, if it did."""
+    kept = getattr(error, "kept_bundle", None)
+    return kept if isinstance(kept, Path) else None
 
 
 def require_bundle_dir(path: str | os.PathLike[str]) -> Path:

@@ -113,10 +113,13 @@ def _client(tracking_uri: str | None) -> Any:
     from mlflow.tracking import MlflowClient
 
     from docevals_mlflow.tracking.runs import probe, resolve_tracking_uri
+    from docevals_mlflow.tracking.store import prepare_store, retrying
 
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
-    return MlflowClient(tracking_uri=uri)
+    # A half-migrated SQLite store is refused in one line, never opened (and changed).
+    prepare_store(uri)
+    return retrying(MlflowClient(tracking_uri=uri))
 
 
 def _latest_named(client: Any, experiment_ids: list[str], name: str) -> list[Any]:

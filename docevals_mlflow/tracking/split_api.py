@@ -63,7 +63,9 @@ def log_split_report(
     per-page tables (see :mod:`docevals_mlflow.tracking.split_layout`).
     ``ground_truth`` (the expected file or folder) is logged as the run's
     ``ground_truth`` input with its content digest. If logging fails and
-    ``keep_bundle_at`` is given, the bundle is kept there for ``docevals log``.
+    ``keep_bundle_at`` is given, the bundle is kept there for ``docevals log`` (or
+    beside it, ``<name>-2``, when a bundle not yet logged is there; the raised error's
+    ``kept_bundle`` says where).
     """
     writer = split_bundle(
         report,

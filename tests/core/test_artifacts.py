@@ -184,11 +184,12 @@ def test_csv_unterminated_quote_is_an_input_error(tmp_path):
     assert info.value.source == str(path)
 
 
-def test_csv_with_header_only_is_an_empty_table(tmp_path):
+def test_csv_with_header_only_is_refused(tmp_path):
+    # An expected table with no rows would compare nothing and pass.
     path = _write(tmp_path / "t.csv", "path,expected\n")
-    ref = _load(path)
-    assert ref.content == []
-    assert ref.content_format == "table"
+    with pytest.raises(InputError, match="the table has a header but no rows") as info:
+        _load(path)
+    assert info.value.source == str(path)
 
 
 # --- text ---------------------------------------------------------------------------
@@ -311,8 +312,9 @@ def test_missing_file(tmp_path):
 
 
 def test_directory_is_not_a_file(tmp_path):
-    with pytest.raises(InputFileNotFoundError):
+    with pytest.raises(InputError, match="this is a folder, not a file") as info:
         _load(tmp_path)
+    assert info.value.source == str(tmp_path)
 
 
 # --- in-memory values ---------------------------------------------------------------

@@ -352,12 +352,19 @@ def test_malformed_yaml_config_names_the_line(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("text", ["- 1\n- 2\n", ""], ids=["list", "empty"])
-def test_config_must_be_a_mapping(tmp_path: Path, text: str) -> None:
+def test_config_must_be_a_mapping(tmp_path: Path) -> None:
+    config = tmp_path / "p.yaml"
+    error = config_error(config, "- 1\n- 2\n")
+    assert error.source == str(config)
+    assert error.message.startswith("invalid PipelineConfig: Input should be a valid dictionary")
+
+
+@pytest.mark.parametrize("text", ["", "# nothing yet\n"], ids=["empty", "comment"])
+def test_empty_config_is_refused(tmp_path: Path, text: str) -> None:
     config = tmp_path / "p.yaml"
     error = config_error(config, text)
     assert error.source == str(config)
-    assert error.message.startswith("invalid PipelineConfig: Input should be a valid dictionary")
+    assert error.message == "the file is empty (no YAML document)"
 
 
 STAGE_ERRORS = {
@@ -712,3 +719,26 @@ def test_field_options_only_apply_to_field_metrics(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="'schema' only apply to type 'field'"):
         load_pipeline_config(config)
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ({"type": "function", "callable": "m:f", "threshold": True}, "not the boolean true"),
+        ({"type": "function", "callable": "m:f", "threshold": float("nan")}, "threshold"),
+        ({"type": "exact", "absolute_tolerance": "1e999"}, "absolute_tolerance"),
+        ({"type": "exact", "relative_tolerance": False}, "not the boolean false"),
+        ({"type": "field", "min_scores": {"f1": float("nan")}}, "min_scores"),
+        ({"type": "field", "absolute_tolerance": 0.01}, "'absolute_tolerance' applies to type"),
+        ({"type": "exact", "threshold": 0.5}, "'threshold' applies to type 'function' only"),
+        ({"type": "field", "case_sensitive": True}, "'case_sensitive' applies to type"),
+    ],
+)
+def test_metric_settings_that_cannot_work_are_refused(
+    metric: dict[str, object], message: str
+) -> None:
+    from docevals_mlflow.evaluation.config import MetricConfig
+
+    with pytest.raises(InputError) as raised:
+        MetricConfig.model_validate(metric)
+    assert message in str(raised.value)

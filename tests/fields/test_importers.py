@@ -1468,3 +1468,40 @@ def test_infer_with_no_examples_and_bad_examples():
         infer_class_schema("Invoice", [{"a": 1}, ["not", "a", "document"]])
     assert exc_info.value.record == "Invoice"
     assert "example 2" in exc_info.value.message
+
+
+@pytest.mark.parametrize(
+    ("prop", "message"),
+    [
+        (
+            {
+                "type": "string",
+                "x-aws-idp-evaluation-method": "DATE",
+                "x-aws-stickler-comparator-config": {"method": "token_set_ratio"},
+            },
+            "x-aws-stickler-comparator-config.method applies to FUZZY only",
+        ),
+        (
+            {
+                "type": "string",
+                "x-aws-idp-evaluation-method": "FUZZY",
+                "x-aws-stickler-comparator-config": {"dayfirst": True},
+            },
+            "x-aws-stickler-comparator-config.dayfirst applies to DATE only",
+        ),
+        (
+            {
+                "type": "number",
+                "x-aws-idp-evaluation-method": "EXACT",
+                "x-aws-stickler-comparator-config": {"tolerance": 0.5},
+            },
+            "x-aws-stickler-comparator-config.tolerance applies to NUMERIC_EXACT only",
+        ),
+    ],
+)
+def test_comparator_settings_for_another_method_are_refused(
+    prop: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        schema_from_json_schema({"type": "object", "properties": {"f": prop}})
+    assert message in str(raised.value)

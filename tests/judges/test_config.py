@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -546,3 +547,37 @@ def test_panel_errors_name_the_panel_file(tmp_path: Path) -> None:
         load_pipeline_config(config)
     assert raised.value.source == str(panel)
     assert "variant #1" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"base_url": "ftp://models.example/v1"}, "base_url must be an http:// or https:// URL"),
+        ({"base_url": "localhost:8000/v1"}, "base_url must be an http:// or https:// URL"),
+        ({"base_url": "file:///etc/passwd"}, "no host"),
+        ({"reasoning_effort": "turbo"}, "reasoning_effort"),
+        ({"temperature": True}, "not the boolean true"),
+        ({"temperature": float("inf")}, "temperature"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"requests_per_minute": float("inf")}, "requests_per_minute"),
+        ({"max_retries": True}, "not the boolean true"),
+        ({"max_output_tokens": False}, "not the boolean false"),
+        ({"top_p": True}, "not the boolean true"),
+    ],
+)
+def test_judge_settings_that_cannot_work_are_refused(setting: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as raised:
+        JudgeConfig.model_validate({"provider": "openai", **setting})
+    assert message in str(raised.value)
+
+
+def test_a_refused_base_url_is_not_echoed() -> None:
+    # The user-info of a URL may hold credentials: the message names the problem only.
+    with pytest.raises(InputError) as raised:
+        JudgeConfig.model_validate({"provider": "openai", "base_url": "ftp://user:s3cretpw@h/v1"})
+    assert "s3cretpw" not in str(raised.value)
+
+
+def test_known_reasoning_efforts_are_accepted() -> None:
+    for effort in ("none", "minimal", "low", "medium", "high", "xhigh"):
+        assert JudgeConfig(provider="openai", reasoning_effort=effort).reasoning_effort == effort

@@ -181,7 +181,7 @@ def test_empty_or_binary_prompt_files_are_refused(
     empty = prompt_file(tmp_path, "empty.txt", "  \n")
     binary = tmp_path / "prompts" / "binary.txt"
     binary.write_bytes(b"\xff\xfe\x00bad")
-    for path, message in ((empty, "is empty"), (binary, "not UTF-8")):
+    for path, message in ((empty, "is empty"), (binary, "not valid UTF-8")):
         assert message in refused(capsys, tmp_path, "--prompt", path)
 
 

@@ -63,6 +63,15 @@ _STICKLER_THRESHOLD = "x-aws-stickler-threshold"
 _STICKLER_MATCH_THRESHOLD = "x-aws-stickler-match-threshold"
 _STICKLER_WEIGHT = "x-aws-stickler-weight"
 _STICKLER_CONFIG = "x-aws-stickler-comparator-config"
+_CONFIG_KEYS: dict[str, tuple[str, ...]] = {
+    "tolerance": ("NUMERIC_EXACT",),
+    "absolute_tolerance": ("NUMERIC_EXACT",),
+    "relative_tolerance": ("NUMERIC_EXACT",),
+    "method": ("FUZZY",),
+    "dayfirst": ("DATE",),
+    "case_sensitive": ("EXACT", "NORMALIZED"),
+}
+"""Comparator settings the importer reads, and the methods that read each."""
 _STICKLER_TOLERANCE = "x-aws-stickler-tolerance"
 
 
@@ -148,6 +157,15 @@ def _json_rule(
         config = {}
     if not isinstance(config, Mapping):
         raise context.where.error(path, f"{_STICKLER_CONFIG} must be an object")
+
+    misplaced = [
+        f"{_STICKLER_CONFIG}.{key} applies to {' and '.join(methods)} only"
+        for key, methods in _CONFIG_KEYS.items()
+        if key in config and method not in methods
+    ]
+    if misplaced:
+        # A setting meant for another method would be dropped silently.
+        raise context.where.error(path, f"{'; '.join(misplaced)} (this field: {method})")
 
     threshold: float | None = None
     threshold_key = _IDP_THRESHOLD

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.secrets import header_credentials, register_secrets, url_credentials
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 from docevals_mlflow.judges.adapters.attachments import AttachmentPolicy, Part, attachment_parts
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
@@ -125,7 +126,8 @@ class HttpAdapter:
         prices: prices for ``Usage.cost_usd``; ``None`` leaves cost unknown.
         extra_body: keys merged into (and overriding) the request body.
         extra_headers: headers added to every request; values of headers named like
-            keys or tokens are treated as secrets.
+            credentials (``auth``, ``key``, ``token``, ``secret``, ``password``,
+            ``cookie``, ...) are treated as secrets.
         retry_policy: full backoff settings, retry count included (a different
             ``max_retries`` next to it is a ``ConfigurationError``).
         sleep: replaces ``asyncio.sleep`` between retries (tests).
@@ -191,12 +193,16 @@ class HttpAdapter:
             where = f" or set {env_name} in the environment" if env_name else ""
             raise ConfigurationError(f"{self.provider}: no API key: pass api_key=...{where}")
         self._api_key = Secret(key) if key else None
-        secrets = [key] + [
-            value
-            for name, value in self.extra_headers.items()
-            if any(word in name.lower() for word in ("key", "auth", "token", "secret"))
+        # The key, credential headers and the base URL's user-info: removed from this
+        # adapter's messages, and registered process-wide so that every report,
+        # cache entry and checkpoint written later is redacted of them too.
+        secrets = [
+            key,
+            *header_credentials(self.extra_headers),
+            *url_credentials(self.base_url),
         ]
-        self._secrets = tuple(secret for secret in secrets if secret)
+        self._secrets = tuple(dict.fromkeys(secret for secret in secrets if secret))
+        register_secrets(*self._secrets)
         self.transport = Transport(
             provider=self.provider,
             endpoint=public_url(self.base_url),
@@ -258,7 +264,7 @@ class HttpAdapter:
         return self._api_key.reveal() if self._api_key is not None else None
 
     def redact(self, text: str) -> str:
-        """``text`` without this adapter's secrets."""
+        """``text`` without this adapter's secrets (nor any other registered one)."""
         return redact(text, self._secrets)
 
     def parts(self, request: JudgeRequest) -> list[Part]:
@@ -286,7 +292,8 @@ class HttpAdapter:
 
     def shape_error(self, problem: str, data: Any = None) -> ProviderError:
         """A :class:`ProviderError` for a 2xx body that is not a usable response."""
-        shown = "" if data is None else f": {json.dumps(data, default=str)[:300]}"
+        # Redacted before it is cut, so that no fragment of a secret survives the cut.
+        shown = "" if data is None else f": {self.redact(json.dumps(data, default=str))[:300]}"
         return ProviderError(
             self.redact(f"{self.provider} returned an unexpected response ({problem}){shown}"),
             provider=self.provider,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from docevals_mlflow.core.datafiles import read_text_file
+from docevals_mlflow.core.datafiles import parse_json, read_text_file
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 
@@ -92,15 +91,13 @@ def _jsonl_labels(text: str, source: str) -> list[HumanLabel]:
         line = raw.rstrip("\r")
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON at column {exc.colno}: {exc.msg}",
-                source=source,
-                record=f"line {number}",
-                expected="one JSON object per line (JSON Lines)",
-            ) from None
+        # The strict reader: repeated keys, NaN and runaway nesting are input errors.
+        data = parse_json(
+            line,
+            source=source,
+            record=f"line {number}",
+            one_line="one JSON object per line (JSON Lines)",
+        )
         if not isinstance(data, dict):
             raise InputError(
                 f"expected a JSON object, got {type(data).__name__}",
