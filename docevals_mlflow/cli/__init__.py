@@ -31,6 +31,7 @@ from docevals_mlflow.cli.common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_OK,
     Parser,
+    check_text_arguments,
 )
 from docevals_mlflow.cli.fields import FAIL_OVER_METRICS, FAIL_UNDER_METRICS
 from docevals_mlflow.errors import DocEvalsError
@@ -79,8 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Inputs may nest up to 1,000 levels (core.datafiles); comparing such a document
     # walks one frame or two per level, more than Python's default 1,000.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), _RECURSION_LIMIT))
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        check_text_arguments(parser, args)
         check_annotations(args)
         code: int = args.handler(args)
     except DocEvalsError as exc:

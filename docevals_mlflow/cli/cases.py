@@ -49,10 +49,10 @@ from docevals_mlflow.cli.judging import (
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
-from docevals_mlflow.core.datafiles import load_data_file, load_json_file
+from docevals_mlflow.core.datafiles import check_file, load_data_file, load_json_file
 from docevals_mlflow.core.literals import Authority
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.evaluation.config import load_pipelines_config
 from docevals_mlflow.evaluation.evaluator import Evaluator
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
@@ -298,8 +298,7 @@ def _write_pipeline_reports(
 
 
 def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:
-    if not args.prediction.is_file():
-        raise InputFileNotFoundError("prediction file not found", source=str(args.prediction))
+    check_file(args.prediction, what="prediction file")
     prediction = load_json_file(args.prediction)
     references = [
         *_references(args),
@@ -345,8 +344,18 @@ def _context(pairs: Sequence[str]) -> dict[str, str]:
 def _run_suite(args: argparse.Namespace) -> int:
     check_paths(inputs_of("report", args.reports), report_outputs(args))
     reports: list[EvaluationReport | PipelineEvaluationReport] = []
+    seen: dict[tuple[int, int], Path] = {}
     for path in args.reports:
         report = load_report(path)
+        # The same file twice (a glob and a name, two spellings) would count its cases
+        # twice.
+        status = path.stat()
+        earlier = seen.setdefault((status.st_dev, status.st_ino), path)
+        if earlier is not path:
+            raise InputError(
+                f"report {path} is the same file as report {earlier}; its cases would count twice",
+                expected="each report once",
+            )
         if not isinstance(report, (EvaluationReport, PipelineEvaluationReport)):
             raise InputError("a suite report cannot be part of a suite", source=str(path))
         reports.append(report)

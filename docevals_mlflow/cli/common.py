@@ -168,6 +168,44 @@ def bundle_folder(anchor: Path) -> Path:
     return anchor.with_name(anchor.stem + ".run")
 
 
+# --- text given as options ------------------------------------------------------------
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, (list, tuple)):
+        return any(_has_surrogate(item) for item in value)
+    return False
+
+
+def check_text_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any work, a text argument that is not UTF-8.
+
+    Python reads bytes of a command line that are not UTF-8 as lone surrogates; such
+    text has no UTF-8 form, so a report, a review file, a key comment or an MLflow
+    param holding it could not be written (a traceback, half-way through). Paths
+    (``type=Path`` options) are left to the commands, which name them.
+
+    Raises:
+        InputError: naming the option.
+    """
+    command = getattr(args, "command", None)
+    actions: list[argparse.Action] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            actions = action.choices[command]._actions
+    for action in actions:
+        if _has_surrogate(getattr(args, action.dest, None)):
+            name = max(action.option_strings, key=len, default=None) or str(
+                action.metavar or action.dest
+            )
+            raise InputError(
+                f"{name}: the argument holds bytes that are not UTF-8 text",
+                expected="UTF-8 text",
+            )
+
+
 # --- numbers given as options ---------------------------------------------------------
 
 

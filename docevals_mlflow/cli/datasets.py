@@ -254,14 +254,15 @@ def dataset_references(args: argparse.Namespace, case_id: str) -> list[Reference
         InputError: ``--ground-truth`` files are given too.
         DatasetNotFoundError: the dataset has no such case.
     """
-    dataset = requested_dataset(args)
-    if dataset is None:
-        return []
-    if getattr(args, "ground_truth", None):
+    # Refused before the store is asked: the clash is in the command line alone.
+    if getattr(args, "ground_truth_dataset", None) and getattr(args, "ground_truth", None):
         raise InputError(
             "--ground-truth and --ground-truth-dataset both give ground truth",
             expected="one of them",
         )
+    dataset = requested_dataset(args)
+    if dataset is None:
+        return []
     reference = dataset.reference(case_id)
     args.dataset_use = DatasetUse(dataset, (case_id,), replace_derived_input=True)
     return [reference]

@@ -413,7 +413,10 @@ def run(args: argparse.Namespace) -> int:
         ],
         [*report_outputs(args), *judge_outputs],
     )
-    workers, capped = capped_workers(args.workers)
+    try:
+        workers, capped = capped_workers(args.workers)
+    except InputError as exc:
+        raise exc.located(source="--workers") from None
     if capped is not None:
         print(f"docevals: warning: --workers {capped}", file=sys.stderr)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None

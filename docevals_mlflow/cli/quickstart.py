@@ -13,6 +13,7 @@ from docevals_mlflow.cli.common import (
     NO_MLFLOW_VARIABLE,
     Output,
     add_tracking_options,
+    bundle_folder,
     check_paths,
     log_evaluation,
     tracking_wanted,
@@ -177,6 +178,34 @@ def _summary(
     return lines
 
 
+def _outputs(args: argparse.Namespace) -> list[Output | None]:
+    """The folder and the files the quickstart writes in it (a folder where one of
+    them goes is refused before any invoice is made)."""
+    from docevals_mlflow.quickstart.run import PROMPTS
+
+    root: Path = args.output_dir
+    reports = root / "reports"
+    outputs: list[Output | None] = [
+        Output("--output-dir", root, "folder"),
+        Output("the documents folder", root / "documents", "folder"),
+        Output("the ground truth", root / "ground_truth.jsonl"),
+        Output("the schema", root / "schema.yaml"),
+        Output("the reports folder", reports, "folder"),
+    ]
+    for prompt in PROMPTS:
+        report = reports / f"{prompt.run_name}.json"
+        outputs += [
+            Output(
+                f"the {prompt.run_name} predictions", root / f"predictions_{prompt.version}.jsonl"
+            ),
+            Output(f"the {prompt.run_name} report", report),
+            Output(f"the {prompt.run_name} Markdown report", report.with_suffix(".md")),
+        ]
+        if tracking_wanted(args):
+            outputs.append(Output("a run bundle", bundle_folder(report), "owned"))
+    return outputs
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate, evaluate, write the reports, log both runs and print a summary."""
     from docevals_mlflow.quickstart.run import run_quickstart
@@ -187,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
             f"--documents {args.documents} is out of range",
             expected=f"a number of invoices from 1 to {MAX_DOCUMENTS}",
         )
-    check_paths([], [Output("--output-dir", args.output_dir, "folder")])
+    check_paths([], _outputs(args))
     started = time.perf_counter()
     progress = ProgressDisplay(sys.stderr, command="quickstart")
     result = run_quickstart(

@@ -105,7 +105,10 @@ def load_review(path: str | os.PathLike[str]) -> ReviewFile:
 
 
 def _parse_review(data: bytes, source: str) -> ReviewFile:
-    raw = parse_json(data.removeprefix(UTF8_BOM), source=source)
+    body = data.removeprefix(UTF8_BOM)
+    if not body.strip():
+        raise InputError("the file is empty", source=source, expected="a JSON value")
+    raw = parse_json(body, source=source)
     if not isinstance(raw, dict):
         raise InputError(
             f"a review file holds a JSON object, not {type(raw).__name__}", source=source

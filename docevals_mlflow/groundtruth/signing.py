@@ -37,6 +37,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from docevals_mlflow.core.datafiles import check_file
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.errors import ApprovalError, InputError, InputFileNotFoundError, OutputError
 
@@ -194,6 +195,8 @@ def _key_path(key: str | os.PathLike[str], *, what: str) -> Path:
     path = Path(text).expanduser()
     if path.is_file():
         return path
+    if path.exists():  # a folder, a named pipe, a device: named as what it is
+        check_file(path, what=f"{what} file")
     if _looks_like_key_material(text):
         raise InputError(f"the {what} is neither an existing file nor PEM key text {_NOT_SHOWN}")
     raise InputFileNotFoundError(f"{what} file not found", source=str(path))
@@ -305,6 +308,8 @@ def load_public_key(key: PublicKeyLike) -> PublicKey:
     path = Path(text).expanduser()
     if path.is_file():
         return _parse_public(_read_key_file(path, "public key"), source=str(path))
+    if path.exists():  # a folder, a named pipe, a device: named as what it is
+        check_file(path, what="public key file")
     raw = _raw_base64(stripped)
     if raw is not None:
         return PublicKey(raw)

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import Field
 
-from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.model import DocEvalsModel, Number
+from docevals_mlflow.errors import InputError
 
 
 class Usage(DocEvalsModel):
@@ -88,9 +89,10 @@ def total_usage(usages: Iterable[Usage]) -> Usage:
 class Price(DocEvalsModel):
     """USD per million tokens for one model."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
+    # Number: a boolean (``input: true``) is a slip, not a price of 1.0.
+    input: Number = Field(ge=0)
+    output: Number = Field(ge=0)
+    cached_input: Number | None = Field(default=None, ge=0)
 
 
 def canonical_provider(name: str) -> str:
@@ -138,5 +140,16 @@ class PriceTable(DocEvalsModel):
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Mapping[str, float]]) -> PriceTable:
-        """From ``{"openai:gpt-x": {"input": 0.4, "output": 1.6}, ...}``."""
-        return cls(prices={key: Price.model_validate(dict(value)) for key, value in data.items()})
+        """From ``{"openai:gpt-x": {"input": 0.4, "output": 1.6}, ...}``.
+
+        Raises:
+            InputError: a price is invalid (the path names its model).
+        """
+        prices: dict[str, Price] = {}
+        for key, value in data.items():
+            try:
+                prices[key] = Price.model_validate(dict(value))
+            except InputError as exc:
+                path = f"{key}.{exc.path}" if exc.path else key
+                raise InputError(exc.message, path=path, expected=exc.expected) from None
+        return cls(prices=prices)

@@ -9,11 +9,11 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter, ValidationError
 
 from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.datafiles import load_json_file
+from docevals_mlflow.core.datafiles import check_file, load_json_file
 from docevals_mlflow.core.model import input_error_from_validation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.core.secrets import redact_text
-from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
+from docevals_mlflow.errors import DocEvalsError
 from docevals_mlflow.reports.markdown import (
     render_case_markdown,
     render_pipeline_markdown,
@@ -63,8 +63,8 @@ def write_report(
 def load_report(path: str | os.PathLike[str]) -> AnyReport:
     """Read a case, pipeline or suite report written by :func:`write_report`."""
     file_path = Path(path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("report not found", source=str(file_path))
+    # A folder, a named pipe or a device is named as what it is, not as missing.
+    check_file(file_path, what="report")
     data = load_json_file(file_path)
     try:
         return _ADAPTER.validate_python(data)

@@ -35,7 +35,7 @@ from docevals_mlflow.tracking.dataset_content import (
     records_frame,
 )
 from docevals_mlflow.tracking.runs import TrackingError, probe, resolve_tracking_uri
-from docevals_mlflow.tracking.store import prepare_store, retrying
+from docevals_mlflow.tracking.store import open_client
 from docevals_mlflow.tracking.uris import public_uri
 
 DEFAULT_DATASET_EXPERIMENT = "docevals-ground-truth"
@@ -78,10 +78,7 @@ def tracking_client(tracking_uri: str | None) -> tuple[Any, str]:
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
     # A new SQLite store is created under its lock; a half-migrated one is refused.
-    prepare_store(uri)
-    from mlflow.tracking import MlflowClient
-
-    return retrying(MlflowClient(tracking_uri=uri)), uri
+    return open_client(uri), uri
 
 
 def approval_runs(client: Any, name: str | None = None) -> list[Any]:

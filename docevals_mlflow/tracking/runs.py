@@ -39,7 +39,7 @@ from docevals_mlflow.tracking.project_runs import (
     link_to_project,
     project_target,
 )
-from docevals_mlflow.tracking.store import prepare_store, retrying
+from docevals_mlflow.tracking.store import open_client
 from docevals_mlflow.tracking.uris import (
     experiment_artifact_location,
     public_uri,
@@ -149,10 +149,7 @@ def log_bundle(
     bundle = legal.bundle
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
-    prepare_store(uri)
-    from mlflow.tracking import MlflowClient
-
-    client = retrying(MlflowClient(tracking_uri=uri))
+    client = open_client(uri)
     name = legal_experiment_name(experiment or DEFAULT_EXPERIMENT)
     project_run_id = active_project_run_id(uri)
     wanted_name = legal_run_name(run_name) or bundle.run_name

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.compare.snapshot import RunSnapshot
-from docevals_mlflow.core.datafiles import load_json_file
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.core.datafiles import check_file, load_json_file
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.tracking.bundle import MANIFEST, BundleWriter, RunBundle, read_bundle
 from docevals_mlflow.tracking.snapshot_tables import snapshot_from_artifacts
 
@@ -90,8 +90,8 @@ def snapshot_from_report(path: str | os.PathLike[str]) -> RunSnapshot:
     from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
 
     file = Path(path)
-    if not file.is_file():
-        raise InputFileNotFoundError("report not found", source=str(file))
+    # A folder, a named pipe or a device is named as what it is, not as missing.
+    check_file(file, what="report")
     writer = BundleWriter(run_name=file.stem)
     data = load_json_file(file)
     if isinstance(data, dict) and data.get("kind") == "fields":
@@ -110,16 +110,13 @@ def snapshot_from_report(path: str | os.PathLike[str]) -> RunSnapshot:
 
 
 def _client(tracking_uri: str | None) -> Any:
-    from mlflow.tracking import MlflowClient
-
     from docevals_mlflow.tracking.runs import probe, resolve_tracking_uri
-    from docevals_mlflow.tracking.store import prepare_store, retrying
+    from docevals_mlflow.tracking.store import open_client
 
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
     # A half-migrated SQLite store is refused in one line, never opened (and changed).
-    prepare_store(uri)
-    return retrying(MlflowClient(tracking_uri=uri))
+    return open_client(uri)
 
 
 def _latest_named(client: Any, experiment_ids: list[str], name: str) -> list[Any]:
@@ -256,6 +253,18 @@ def load_run_snapshot(
         # A report file: never looked up as a run name, so a typo says "not found".
         return snapshot_from_report(path)
     reference = str(run)
+    from docevals_mlflow.tracking.approval_runs import missing_store
+    from docevals_mlflow.tracking.runs import resolve_tracking_uri
+
+    absent = missing_store(resolve_tracking_uri(tracking_uri))
+    if absent is not None:
+        # Looking a run up must not create (and migrate) a store where there is none.
+        raise InputError(
+            f"no run of that id or name: the tracking store {absent} does not exist",
+            source=f"run {reference}",
+            expected="--tracking-uri or MLFLOW_TRACKING_URI naming the store the run was "
+            "logged in, a run bundle folder or a report file",
+        )
     client = _client(tracking_uri)
     from mlflow.exceptions import MlflowException
 

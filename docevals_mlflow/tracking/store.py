@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from docevals_mlflow.errors import OutputError
+from docevals_mlflow.core.datafiles import check_file
+from docevals_mlflow.errors import InputError, OutputError
 from docevals_mlflow.tracking.errors import TrackingError
-from docevals_mlflow.tracking.uris import public_uri
+from docevals_mlflow.tracking.uris import public_uri, scrub_credentials
 
 LOCK_SUFFIX = ".lock"
 LOCK_WAIT_SECONDS = 120.0
@@ -83,6 +84,8 @@ def prepare_store(uri: str) -> None:
     path = sqlite_database(uri)
     if path is None:
         return
+    _refuse_special_file(path)
+    _refuse_foreign_file(path)
     # Everything slow (imports, reading migration scripts) before taking the lock:
     # every process that logs holds it, if only for the check.
     head, known = _revisions()
@@ -93,6 +96,69 @@ def prepare_store(uri: str) -> None:
             _create(uri, path)
             return
         _check(state, head, known, expected, path, uri)
+
+
+def open_client(uri: str) -> Any:
+    """A retrying ``MlflowClient`` for ``uri``, once the store is ready
+    (:func:`prepare_store`).
+
+    Raises:
+        TrackingError: as :func:`prepare_store`, or MLflow has no store for the URI
+            (an unknown scheme); the message never shows the URI's credentials.
+    """
+    prepare_store(uri)
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    try:
+        client = MlflowClient(tracking_uri=uri)
+    except MlflowException as exc:
+        raise TrackingError(
+            f"MLflow cannot use this tracking URI: {scrub_credentials(exc.message.strip(), uri)}",
+            source=public_uri(uri),
+        ) from None
+    return retrying(client)
+
+
+def _refuse_special_file(path: Path) -> None:
+    """Refuse an existing store path that is not a regular file, before SQLite opens
+    it (or a lock is taken beside it): a named pipe would block the open forever, a
+    folder reads as a disk I/O error."""
+    if not path.exists() or path.is_file():
+        return
+    try:
+        check_file(path, what="MLflow store")
+    except InputError as exc:
+        raise TrackingError(
+            exc.message,
+            source=str(path),
+            expected="an MLflow SQLite store, or the name of a file to create",
+        ) from None
+
+
+def _refuse_foreign_file(path: Path) -> None:
+    """Refuse a file that is no SQLite database before the lock is taken beside it,
+    so that nothing in its folder is touched. A store that is busy or being made by
+    another process is left to the check under the lock."""
+    if not path.exists():
+        return
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+        ) as connection:
+            connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError:
+        return
+    except sqlite3.DatabaseError as exc:
+        raise _not_a_database(path, exc) from None
+
+
+def _not_a_database(path: Path, exc: sqlite3.Error) -> TrackingError:
+    return TrackingError(
+        f"not an SQLite database ({exc})",
+        source=str(path),
+        expected="an MLflow SQLite store, or the name of a file to create",
+    )
 
 
 # ------------------------------------------------------------------- schema check
@@ -200,11 +266,7 @@ def _read_state(path: Path) -> _State:
                     for row in connection.execute("SELECT version_num FROM alembic_version")
                 )
     except sqlite3.DatabaseError as exc:
-        raise TrackingError(
-            f"not an SQLite database ({exc})",
-            source=str(path),
-            expected="an MLflow SQLite store, or the name of a file to create",
-        ) from None
+        raise _not_a_database(path, exc) from None
     return _State(tables, revisions)
 
 
@@ -497,6 +559,7 @@ __all__ = [
     "LOCK_SUFFIX",
     "LOCK_WAIT_SECONDS",
     "is_busy",
+    "open_client",
     "prepare_store",
     "retry_busy",
     "retrying",

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from docevals_mlflow.core.datafiles import parse_json, read_text_file
+from docevals_mlflow.core.datafiles import check_file, parse_json, read_text_file
 from docevals_mlflow.core.model import DocEvalsModel
-from docevals_mlflow.errors import InputError, InputFileNotFoundError
+from docevals_mlflow.errors import InputError
 
 LabelValue = Literal["pass", "fail", "correct", "incorrect", "matched", "missing"]
 ClaimKind = Literal["prediction", "reference"]
@@ -158,8 +158,7 @@ def load_human_labels(path: str | os.PathLike[str]) -> list[HumanLabel]:
     """
     file_path = Path(path)
     source = str(file_path)
-    if not file_path.is_file():
-        raise InputFileNotFoundError("labels file not found", source=source)
+    check_file(file_path, what="labels file")
     suffix = file_path.suffix.lower()
     text = read_text_file(file_path)
     if suffix in (".jsonl", ".ndjson"):
