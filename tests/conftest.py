@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import sqlite3
 import sys
 import textwrap
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +132,22 @@ def mlflow_store(_mlflow_template: Path, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.chdir(tmp_path)
     return uri
+
+
+@pytest.fixture
+def deadline() -> Iterator[None]:
+    """Fail instead of hanging if a read blocks (a named pipe) or runs away."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError("the read did not return")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(10)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -4,6 +4,7 @@ errors, and writing input files."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,7 @@ def write_jsonl(path: Path, records: list[Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return path
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+"""For tests that make a named pipe."""

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +33,7 @@ from docevals_mlflow.core.datafiles import (
     read_text_file,
 )
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
-
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail instead of hanging if a read blocks (a named pipe) or runs away."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError("the read did not return")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(10)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+from tests.helpers import needs_fifo
 
 
 def error_of(call: Callable[[], object]) -> InputError:

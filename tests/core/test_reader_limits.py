@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +18,7 @@ from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
 from docevals_mlflow.groundtruth.review import load_review
 from docevals_mlflow.split.inputs import read_packets
-from tests.helpers import assert_one_line_error, run
-
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail instead of hanging if a read blocks (a named pipe) or runs away."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError("the read did not return")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(10)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+from tests.helpers import assert_one_line_error, needs_fifo, run
 
 
 def error_of(call: Callable[[], object]) -> InputError:

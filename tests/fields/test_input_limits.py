@@ -6,8 +6,6 @@ named pipes and unreadable files. Each is now one error naming the input, the re
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +17,7 @@ from docevals_mlflow.core import datafiles
 from docevals_mlflow.core.datafiles import MAX_NESTING
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.inputs import pair_records, read_records
-from tests.helpers import assert_one_line_error, run, write_jsonl
-
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail instead of hanging if an input blocks (a named pipe)."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError("the read did not return")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(10)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+from tests.helpers import assert_one_line_error, needs_fifo, run, write_jsonl
 
 
 def lines(path: Path, *texts: str) -> Path:
