@@ -68,6 +68,8 @@ from docevals_mlflow.evaluation.suite import build_suite_report
 from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, compare_documents
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, compare_document
 from docevals_mlflow.fields.counts import Counts
+from docevals_mlflow.fields.methods import SimpleComparator
+from docevals_mlflow.fields.registry import FieldMethod, MethodOption, register_field_method
 from docevals_mlflow.fields.report import FieldsReport
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 from docevals_mlflow.groundtruth.adjudicator import GroundTruthAdjudicator
@@ -121,7 +123,9 @@ from docevals_mlflow.groundtruth.signing import (
 from docevals_mlflow.groundtruth.union import resolve_ground_truth_union
 from docevals_mlflow.judges.judge import Judge, JudgeResult, ModelJudge
 from docevals_mlflow.judges.output import JudgeOutput
+from docevals_mlflow.judges.providers import JudgeProvider, register_judge_provider
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import PriceTable, Usage
 from docevals_mlflow.reports.files import load_report, write_report
 from docevals_mlflow.reports.markdown import (
@@ -136,8 +140,10 @@ from docevals_mlflow.split.evaluate import evaluate_split
 from docevals_mlflow.split.models import SplitPacket, SplitSection
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 from docevals_mlflow.tracking.api import log_evaluation_report, log_field_comparison
+from docevals_mlflow.tracking.calibration_runs import log_calibration_report
 from docevals_mlflow.tracking.comparison_runs import log_comparison
 from docevals_mlflow.tracking.dataset_content import DatasetIntegrityError
+from docevals_mlflow.tracking.dataset_use import DatasetUse
 from docevals_mlflow.tracking.datasets import (
     DatasetNotFoundError,
     DatasetVersion,
@@ -146,7 +152,8 @@ from docevals_mlflow.tracking.datasets import (
     load_ground_truth,
     register_ground_truth_dataset,
 )
-from docevals_mlflow.tracking.generation_runs import log_generation
+from docevals_mlflow.tracking.generation_runs import GenerationSettings, log_generation
+from docevals_mlflow.tracking.options import RunOptions, RunPrompt
 from docevals_mlflow.tracking.runs import (
     LoggedRun,
     TrackingError,
@@ -178,6 +185,7 @@ __all__ = [
     "DEFAULT_RUBRIC",
     "DatasetIntegrityError",
     "DatasetNotFoundError",
+    "DatasetUse",
     "DatasetVersion",
     "Disagreement",
     "DisagreementBudget",
@@ -193,6 +201,7 @@ __all__ = [
     "Evaluator",
     "ExactStructuredMetric",
     "FieldComparer",
+    "FieldMethod",
     "FieldMetric",
     "FieldSpec",
     "FieldsReport",
@@ -200,6 +209,7 @@ __all__ = [
     "GeneratedClaim",
     "GenerationCache",
     "GenerationReport",
+    "GenerationSettings",
     "GroundTruthAdjudicator",
     "GroundTruthDataset",
     "GroundTruthPanel",
@@ -209,11 +219,13 @@ __all__ = [
     "Judge",
     "JudgeOutput",
     "JudgePanelMetric",
+    "JudgeProvider",
     "JudgeRequest",
     "JudgeResult",
     "JudgeVariant",
     "LLMJudgeMetric",
     "LoggedRun",
+    "MethodOption",
     "Metric",
     "MetricError",
     "MetricResult",
@@ -241,8 +253,11 @@ __all__ = [
     "ReviewFile",
     "ReviewItem",
     "RoutedSources",
+    "RunOptions",
+    "RunPrompt",
     "RunSnapshot",
     "SigningKey",
+    "SimpleComparator",
     "SourceSummary",
     "SpecFingerprints",
     "SplitPacket",
@@ -252,6 +267,7 @@ __all__ = [
     "SuiteReport",
     "TrackingError",
     "TrackingUnavailableError",
+    "TransportSettings",
     "Usage",
     "WorkerProcessError",
     "__version__",
@@ -287,13 +303,16 @@ __all__ = [
     "load_run_snapshot",
     "load_signing_key",
     "log_bundle",
+    "log_calibration_report",
     "log_comparison",
     "log_evaluation_report",
     "log_field_comparison",
     "log_generation",
     "log_split_report",
     "parse_path",
+    "register_field_method",
     "register_ground_truth_dataset",
+    "register_judge_provider",
     "render_case_markdown",
     "render_pipeline_markdown",
     "render_split_heatmap",

@@ -38,6 +38,7 @@ from docevals_mlflow import (
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.cache import JudgeCache
 from docevals_mlflow.judges.judge import ModelJudge
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.reports.files import write_report
 from tests.helpers import run, write_json, write_jsonl, write_text
 from tests.judges import conftest as judges_conftest
@@ -493,8 +494,7 @@ def test_no_planted_key_reaches_any_file_store_or_output(
     adapter = OpenAICompatibleChatAdapter(
         model="local-judge",
         base_url=with_user_info(provider),
-        extra_headers={"X-Custom-Token": HEADER_TOKEN},
-        max_retries=0,
+        http=TransportSettings(extra_headers={"X-Custom-Token": HEADER_TOKEN}, max_retries=0),
     )
     case = EvaluationCase(
         case_id="python-case",

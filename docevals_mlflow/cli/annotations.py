@@ -17,15 +17,12 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from docevals_mlflow.cli.common import Input
 from docevals_mlflow.core.datafiles import read_text_file
-from docevals_mlflow.core.fingerprints import sha256_bytes
 from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
-
-if TYPE_CHECKING:
-    from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.options import PROMPT_ARTIFACT
 
 RESERVED_PARAM_NAMESPACES = (
     "calibration.",
@@ -47,7 +44,6 @@ PROMPT_PARAMS = ("prompt.file", "prompt.name", "prompt.sha256", "prompt.uri")
 """Params ``--prompt`` and ``--prompt-name`` write (``prompt.uri`` when the prompt is
 registered)."""
 RESERVED_TAG_PREFIXES = ("docevals.", "mlflow.")
-PROMPT_ARTIFACT = "specs/prompt.txt"
 _KEY = re.compile(r"^[\w\-. /]{1,250}$")
 """MLflow's rule for param and tag keys: letters, digits, ``_ - . /`` and spaces."""
 
@@ -118,17 +114,13 @@ def _key_value(kind: str, reserved: tuple[str, ...]) -> type:
 
 @dataclass(frozen=True)
 class PromptFile:
-    """A prompt text read from a file: only its name and text are ever logged
-    (``path`` is kept so that no output may replace the file)."""
+    """A prompt text read from a file: only its name and text are ever logged (as a
+    :class:`~docevals_mlflow.tracking.options.RunPrompt`; ``path`` is kept so that no
+    output may replace the file)."""
 
     name: str
     text: str
     path: Path | None = None
-
-    @property
-    def sha256(self) -> str:
-        """SHA-256 of the text (UTF-8), as ``prompt.sha256`` records it."""
-        return sha256_bytes(self.text.encode("utf-8"))
 
 
 def _prompt_file(text: str) -> PromptFile:
@@ -237,14 +229,17 @@ def annotation_inputs(args: argparse.Namespace) -> list[Input]:
     return [Input("--prompt", prompt.path)]
 
 
-def annotate(args: argparse.Namespace, writer: BundleWriter) -> None:
-    """Add the annotations of the command line to a run bundle."""
+def annotation_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The annotations of the command line as :class:`~docevals_mlflow.tracking.options.RunOptions`
+    fields: ``params``, ``tags`` and ``prompt`` (none for a command without them)."""
     if not hasattr(args, "param"):
-        return
-    prompt: PromptFile | None = getattr(args, "prompt", None)
-    if prompt is not None:
-        writer.text(PROMPT_ARTIFACT, prompt.text)
-        writer.param("prompt.sha256", prompt.sha256)
-        writer.param("prompt.file", prompt.name)
-        writer.param("prompt.name", getattr(args, "prompt_name", None))
-    writer.extras(params=dict(args.param), tags=dict(args.tag))
+        return {}
+    from docevals_mlflow.tracking.options import RunPrompt
+
+    given: PromptFile | None = getattr(args, "prompt", None)
+    prompt = (
+        None
+        if given is None
+        else RunPrompt(given.text, file=given.name, name=getattr(args, "prompt_name", None))
+    )
+    return {"params": dict(args.param), "tags": dict(args.tag), "prompt": prompt}

@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow._version import __version__
 from docevals_mlflow.cli.common import (
     Input,
     add_output_options,
@@ -25,15 +24,15 @@ from docevals_mlflow.core.formatting import count_text, metric_text, percent_tex
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.judges.calibration import (
-    CalibrationReport,
     HumanLabel,
     calibrate,
-    kappa_strength,
     load_human_labels,
 )
 from docevals_mlflow.reports.files import AnyReport, load_report
 
-LEVELS = ("cases", "claims")
+# Re-exported: the run layout moved to tracking/, beside every other run kind's.
+from docevals_mlflow.tracking.calibration_runs import LEVELS as LEVELS
+from docevals_mlflow.tracking.calibration_runs import layout_calibration as layout_calibration
 
 
 def register(commands: Any) -> None:
@@ -130,65 +129,6 @@ def check_label_cases(
             )
 
 
-def layout_calibration(
-    writer: Any,
-    report: CalibrationReport,
-    *,
-    markdown: str,
-    labels_sha256: str | None = None,
-    verdict: str | None = None,
-) -> None:
-    """Fill a :class:`~docevals_mlflow.tracking.bundle.BundleWriter` with a calibration.
-
-    Metrics per level are ``calibration/{cases,claims}/{agreement, agreement_ci_low,
-    agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high, kappa_decided,
-    abstention_rate, precision, recall, n}``, plus ``calibration/fleiss_kappa`` and
-    ``calibration/variant/<name>/kappa`` for panels. Undefined figures are not logged.
-    """
-    from docevals_mlflow.tracking.diagnostics_layout import disagreement_metrics
-    from docevals_mlflow.tracking.keys import KeyMap, legal_key
-    from docevals_mlflow.tracking.layout import tag_evaluation
-
-    keys = KeyMap()
-    writer.param("docevals.version", __version__)
-    writer.param("calibration.metric", ", ".join(report.metrics_used))
-    writer.param("calibration.bootstrap", report.bootstrap)
-    writer.param("calibration.seed", report.seed)
-    writer.param("calibration.confidence", report.confidence)
-    writer.param("calibration.labels_sha256", labels_sha256)
-    for name in LEVELS:
-        figures = report.cases if name == "cases" else report.claims
-        prefix = f"calibration/{name}"
-        writer.metric(f"{prefix}/n", figures.n)
-        writer.metric(f"{prefix}/agreement", figures.agreement)
-        writer.metric(f"{prefix}/kappa", figures.kappa)
-        writer.metric(f"{prefix}/kappa_decided", figures.kappa_decided)
-        writer.metric(f"{prefix}/abstention_rate", figures.abstention_rate)
-        writer.metric(f"{prefix}/precision", figures.precision)
-        writer.metric(f"{prefix}/recall", figures.recall)
-        for figure, interval in (
-            ("agreement", figures.agreement_ci),
-            ("kappa", figures.kappa_ci),
-        ):
-            if interval is not None:
-                writer.metric(f"{prefix}/{figure}_ci_low", interval.low)
-                writer.metric(f"{prefix}/{figure}_ci_high", interval.high)
-    writer.metric("calibration/unmatched_labels", len(report.unmatched_labels))
-    writer.metric("calibration/unlabelled_cases", len(report.unlabelled_cases))
-    writer.metric("calibration/unlabelled_claims", len(report.unlabelled_claims))
-    if report.panel is not None:
-        writer.metric("calibration/fleiss_kappa", report.panel.fleiss_kappa)
-        for variant in report.panel.variant_calibration:
-            segment = keys.named("variant", variant.name)
-            writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
-            writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
-    disagreement_metrics(writer, report.disagreement)
-    tag_evaluation(writer, "calibration", verdict=verdict, note=_note(report))
-    writer.json("report/report.json", report.model_dump(mode="json"))
-    writer.text("report/report.md", markdown)
-    writer.json("metrics_index.json", keys.index())
-
-
 def disagreement_line(budget: DisagreementBudget) -> str:
     """``panel disagreement: reviewing the 10% most disputed verdicts catches 60% of
     the panel's errors (3 of 5)``, for the smallest budget that catches any."""
@@ -203,22 +143,6 @@ def disagreement_line(budget: DisagreementBudget) -> str:
         f"({count_text(point.errors_caught)} of {review.errors}"
         f"{'; ties share credit' if shared else ''})"
     )
-
-
-def _note(report: CalibrationReport) -> str:
-    lines = [
-        "**docevals judge calibration**",
-        "",
-        f"- {report.verdict_line('cases')}",
-        f"- {report.verdict_line('claims')}",
-    ]
-    panel = report.panel
-    if panel is not None and panel.fleiss_kappa is not None:
-        lines.append(
-            f"- Fleiss' κ across {panel.raters} variants: {metric_text(panel.fleiss_kappa)} "
-            f"({kappa_strength(panel.fleiss_kappa)})"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -264,14 +188,12 @@ def run(args: argparse.Namespace) -> int:
     verdict = gate_verdict(breached, gated=bool(under))
     labels_sha256 = sha256_file(args.labels)
 
-    def build(writer: Any) -> None:
-        layout_calibration(
-            writer,
-            report,
-            markdown=markdown_text,
-            labels_sha256=labels_sha256,
-            verdict=verdict,
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.assembly import assemble_calibration
+
+        return assemble_calibration(
+            report, options, labels_sha256=labels_sha256, verdict=verdict, markdown=markdown_text
         )
 
-    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    log_evaluation(args, assemble, default_run_name=args.output.stem, anchor=args.output)
     return gate(breached)

@@ -33,7 +33,6 @@ from docevals_mlflow.cli.datasets import (
     add_dataset_option,
     apply_dataset_to_pipeline,
     dataset_references,
-    record_dataset,
 )
 from docevals_mlflow.cli.diagnostics import add_counterfactual_options, counterfactual_from_args
 from docevals_mlflow.cli.judging import (
@@ -59,7 +58,7 @@ from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.metrics import Metric
 from docevals_mlflow.evaluation.pipeline import pipeline_file_names
 from docevals_mlflow.evaluation.suite import build_suite_report
-from docevals_mlflow.reports.files import AnyReport, load_report, render_markdown, write_report
+from docevals_mlflow.reports.files import AnyReport, load_report, write_report
 
 
 def register(commands: Any) -> None:
@@ -407,20 +406,12 @@ def _run(
     print(summary_line(report))
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
 
-    def build(writer: Any) -> None:
-        from docevals_mlflow.reports.dashboard import render_evaluation_dashboard
-        from docevals_mlflow.tracking.layout import layout_evaluation
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.assembly import assemble_evaluation
 
-        layout_evaluation(
-            writer,
-            report,
-            markdown=render_markdown(report),
-            dashboard=render_evaluation_dashboard(report),
-            stage_reports=stages,
-        )
-        record_dataset(args, writer)
+        return assemble_evaluation(report, options, stage_reports=stages)
 
-    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    log_evaluation(args, assemble, default_run_name=args.output.stem, anchor=args.output)
     # Last, so that it is the line to look at after a run that cost money.
     usage = usage_line(stage_reports(report, stages))
     if usage is not None:

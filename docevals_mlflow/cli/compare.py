@@ -16,6 +16,7 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     check_paths,
     existing_path,
+    run_options,
     tracking_wanted,
 )
 from docevals_mlflow.compare.results import CASE_METRIC
@@ -163,15 +164,10 @@ def run(args: argparse.Namespace) -> int:
         written = _write_outputs(comparison, args.output_dir)
         print(f"written: {', '.join(path.name for path in written)} in {args.output_dir}")
     if tracking_wanted(args):
-        from docevals_mlflow.tracking.comparison_runs import log_comparison
+        from docevals_mlflow.tracking.assembly import assemble_comparison, log_assembled
 
         try:
-            logged = log_comparison(
-                comparison,
-                run_name=args.run_name,
-                experiment=args.experiment,
-                tracking_uri=args.tracking_uri,
-            )
+            logged = log_assembled(assemble_comparison(comparison, run_options(args)))
         except Exception as exc:  # the comparison is printed; logging must not hide it
             print(
                 f"docevals: warning: comparison not logged to MLflow ({type(exc).__name__}: {exc})",

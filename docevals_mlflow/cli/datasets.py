@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from docevals_mlflow.core.artifacts import ReferenceArtifact
     from docevals_mlflow.core.cases import PipelineCase
     from docevals_mlflow.fields.inputs import PairedRecords
+    from docevals_mlflow.tracking.dataset_use import DatasetUse
     from docevals_mlflow.tracking.datasets import DatasetVersion, GroundTruthDataset
 
 
@@ -179,15 +179,6 @@ def version_table(versions: Sequence[DatasetVersion]) -> list[str]:
 # --- --ground-truth-dataset on evaluation commands ------------------------------------
 
 
-@dataclass(frozen=True)
-class DatasetUse:
-    """A dataset an evaluation used, kept on the parsed arguments until logging."""
-
-    dataset: GroundTruthDataset
-    case_ids: tuple[str, ...]
-    replace_derived_input: bool
-
-
 def add_dataset_option(
     parser: argparse.ArgumentParser,
     *,
@@ -264,6 +255,9 @@ def dataset_references(args: argparse.Namespace, case_id: str) -> list[Reference
     if dataset is None:
         return []
     reference = dataset.reference(case_id)
+    from docevals_mlflow.tracking.dataset_use import DatasetUse
+
+    # Kept on the parsed arguments until the run is assembled (see used_datasets).
     args.dataset_use = DatasetUse(dataset, (case_id,), replace_derived_input=True)
     return [reference]
 
@@ -275,7 +269,11 @@ def apply_dataset_to_pipeline(args: argparse.Namespace, pipeline: PipelineCase) 
         if getattr(args, "dataset_stage", None):
             raise InputError("--dataset-stage needs --ground-truth-dataset")
         return pipeline
-    from docevals_mlflow.tracking.dataset_use import attach_to_pipeline, has_other_ground_truth
+    from docevals_mlflow.tracking.dataset_use import (
+        DatasetUse,
+        attach_to_pipeline,
+        has_other_ground_truth,
+    )
 
     updated = attach_to_pipeline(pipeline, dataset, args.dataset_stage or None)
     used = tuple(
@@ -301,7 +299,7 @@ def paired_inputs(args: argparse.Namespace) -> PairedRecords:
         from docevals_mlflow.fields.inputs import pair_records
 
         return pair_records(args.expected, args.predicted)
-    from docevals_mlflow.tracking.dataset_use import dataset_pairs
+    from docevals_mlflow.tracking.dataset_use import DatasetUse, dataset_pairs
 
     paired = dataset_pairs(dataset, args.predicted)
     used = tuple(sorted(set(dataset.case_ids) - set(paired.expected_only)))
@@ -309,13 +307,9 @@ def paired_inputs(args: argparse.Namespace) -> PairedRecords:
     return paired
 
 
-def record_dataset(args: argparse.Namespace, writer: Any) -> None:
-    """Add the dataset's params and input to the run being built (if one was used)."""
+def used_datasets(args: argparse.Namespace) -> tuple[DatasetUse, ...]:
+    """The registered dataset the evaluation used (none without
+    ``--ground-truth-dataset``), for :attr:`RunOptions.datasets
+    <docevals_mlflow.tracking.options.RunOptions.datasets>`."""
     use: DatasetUse | None = getattr(args, "dataset_use", None)
-    if use is None:
-        return
-    from docevals_mlflow.tracking.dataset_use import record_dataset_use
-
-    record_dataset_use(
-        writer, use.dataset, use.case_ids, replace_derived_input=use.replace_derived_input
-    )
+    return () if use is None else (use,)

@@ -18,7 +18,7 @@ from docevals_mlflow.cli.common import (
     log_evaluation,
     report_outputs,
 )
-from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs, record_dataset
+from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs
 from docevals_mlflow.cli.diagnostics import calibration_line
 from docevals_mlflow.cli.judging import (
     add_judge_options,
@@ -464,26 +464,26 @@ def run(args: argparse.Namespace) -> int:
             print(warning, file=sys.stderr)
     breached = breaches(lambda metric: _overall_value(report, metric), under=under, over=over)
 
-    def build(writer: Any) -> None:
-        from docevals_mlflow.reports.dashboard import render_fields_dashboard
-        from docevals_mlflow.tracking.layout import fields_dataset, layout_fields
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.assembly import assemble_fields
 
-        layout_fields(
-            writer,
+        # The texts just written are the run's too, so they are not rendered twice.
+        return assemble_fields(
             report,
-            markdown=markdown_text if markdown_text is not None else render_fields_markdown(report),
-            dashboard=render_fields_dashboard(report),
+            options,
             verdict=gate_verdict(breached, gated=bool(under or over)),
+            markdown=markdown_text,
             report_json=json_text,
         )
-        if schema is not None:
-            writer.text("specs/schema.json", schema.model_dump_json(indent=1))
-        if args.expected is not None:
-            writer.dataset(*fields_dataset(args.expected))
-        record_dataset(args, writer)
-        if args.spark or args.spark_master is not None:
-            # As SparkFieldComparison.log records it: same figures, another engine.
-            writer.param("docevals.engine", "spark")
 
-    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    log_evaluation(
+        args,
+        assemble,
+        default_run_name=args.output.stem,
+        anchor=args.output,
+        schema=schema,
+        ground_truth=args.expected,
+        # As SparkFieldComparison.log records it: the same figures, another engine.
+        engine="spark" if args.spark or args.spark_master is not None else None,
+    )
     return gate(breached)

@@ -28,6 +28,7 @@ from docevals_mlflow.cli.common import (
     add_tracking_options,
     check_paths,
     log_or_keep,
+    run_options,
     tracking_wanted,
 )
 from docevals_mlflow.cli.generate_cases import (
@@ -410,38 +411,22 @@ def log_run(
     is unreachable (the bundle is kept in OUT for ``docevals log``)."""
     if not tracking_wanted(args) or not results:
         return
-    from docevals_mlflow.tracking.bundle import BundleWriter
-    from docevals_mlflow.tracking.generation_runs import (
-        DEFAULT_GENERATION_EXPERIMENT,
-        layout_generation,
-    )
+    from docevals_mlflow.tracking.assembly import assemble_generation
+    from docevals_mlflow.tracking.generation_runs import GenerationSettings
 
-    finals = [result.final for result in results]
-    default_name = f"generation {finals[0].case_id}" if len(finals) == 1 else "generation"
-    writer = BundleWriter(kind="generation", run_name=args.run_name or default_name)
-    layout_generation(writer, finals, review_files=reviews)
-    # The layout counts the final reports' usage; an adjudication's report holds only
-    # the second reading, so the run's usage is summed over every stage instead.
-    total = total_usage(result.usage for result in results)
-    for name in ("requests", "input_tokens", "output_tokens", "total_tokens"):
-        writer.metric(f"usage/{name}", getattr(total, name))
-    writer.metric("usage/cost_usd", total.cost_usd)
-    writer.param("generation.adjudicate", str(adjudicate).lower())
-    writer.param("generation.union", str(union).lower())
-    writer.param("generation.document_mode", config.document_mode)
-    writer.param("generation.config_sha256", sha256_file(args.config))
-    for result in results:
-        for stage in result.stages[:-1]:
-            writer.json(
-                f"generation/stages/{result.case.case_id}.{stage.stage}.json",
-                stage.model_dump(mode="json"),
-            )
-    logged = log_or_keep(
-        writer,
-        tracking_uri=args.tracking_uri,
-        experiment=args.experiment or DEFAULT_GENERATION_EXPERIMENT,
-        keep_at=args.output_dir / BUNDLE_NAME,
-        written="the files",
+    # Every stage of every case: the run holds each case's final report and the
+    # stages before it, as log_generation logs the same reports.
+    assembled = assemble_generation(
+        [stage for result in results for stage in result.stages],
+        run_options(args, keep_bundle_at=args.output_dir / BUNDLE_NAME),
+        review_files=reviews,
+        settings=GenerationSettings(
+            adjudicate=adjudicate,
+            union=union,
+            document_mode=config.document_mode,
+            config_sha256=sha256_file(args.config),
+        ),
     )
+    logged = log_or_keep(assembled, written="the files")
     if logged is not None:
         print(logged.describe())

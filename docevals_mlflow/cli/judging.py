@@ -4,6 +4,10 @@ built from them, and the usage summary printed at the end.
 Evaluations stay offline unless asked: ``--judge`` defaults to ``none``. Keys are
 read from the environment only (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, or the
 variable ``--api-key-env`` names), never from the command line or a file.
+
+``--judge NAME`` takes every registered judge provider (see
+:mod:`docevals_mlflow.judges.providers`), plugins included; what a provider needs
+(its key variable, required settings, optional ones) comes from its record.
 """
 
 from __future__ import annotations
@@ -11,29 +15,99 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.cli.common import Input, Output, check_number
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import ConfigurationError, InputError
+from docevals_mlflow.evaluation.judge_metrics import (
+    JUDGE_METRIC_NAME,
+    llm_judge_metric,
+    load_judge_panel_metric,
+)
 from docevals_mlflow.evaluation.metrics import Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 from docevals_mlflow.judges.config import (
-    KEY_VARIABLES,
+    AUTO_PROVIDERS,
     MODEL_VARIABLE,
-    PROVIDERS,
     REASONING_EFFORT_VARIABLE,
     JudgeConfig,
     JudgeRuntime,
     auto_judge,
     load_prices,
 )
+from docevals_mlflow.judges.providers import judge_provider, judge_providers, provider_registry
 
-JUDGE_CHOICES = ("auto", *PROVIDERS, "none")
-JUDGE_METRIC_NAME = "llm_judge"
-"""The name of the metric ``--judge`` adds (a ``--panel`` keeps its panel's name)."""
+__all__ = ["JUDGE_METRIC_NAME"]  # re-exported: the name of the metric --judge adds
+
+_WORDS = ("auto", "none")
+"""What ``--judge`` takes besides provider names."""
+
+_REQUIRED_OPTIONS: dict[str, tuple[str, str]] = {
+    "base_url": ("--base-url", "the server's API root"),
+    "model": ("--model", f"model (or {MODEL_VARIABLE})"),
+    "api_key_env": ("--api-key-env", "the variable holding the key"),
+}
+"""The option giving each setting a provider may require, and what it expects."""
+
+
+class JudgeChoices:
+    """The values ``--judge`` takes: ``auto``, every judge provider and ``none``.
+
+    The registry is read when argparse checks a value or shows help, not when the
+    parser is built: listing the providers reads the plugins' entry points, which a
+    command run without ``--judge`` need not pay for.
+    """
+
+    def __contains__(self, value: object) -> bool:
+        return value in _WORDS or value in provider_registry()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("auto", *provider_registry().names(), "none"))
+
+    def __len__(self) -> int:
+        return len(provider_registry().names()) + len(_WORDS)
+
+
+def judge_help() -> str:
+    """The help of ``--judge``: every provider with its line of help."""
+    auto = " else ".join(
+        f"{name} when {judge_provider(name).key_variable} is set" for name in AUTO_PROVIDERS
+    )
+    providers = "; ".join(
+        f"{provider.name}: {provider.help}" if provider.help else provider.name
+        for provider in judge_providers()
+    )
+    text = (
+        f"the judge's provider ({providers}); 'auto' uses {auto}, else no judge; 'none' "
+        "(default) runs deterministic metrics only"
+    )
+    # argparse fills help texts in with %: a provider's own % must stay a %.
+    return text.replace("%", "%%")
+
+
+class _JudgeAction(argparse.Action):
+    """Stores ``--judge``; its help, which lists the providers, is built when shown."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str:
+        return judge_help()
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        # argparse.Action.__init__ assigns the help given; this option builds its own.
+        pass
 
 
 def add_judge_options(
@@ -62,30 +136,30 @@ def add_judge_options(
     group = parser.add_argument_group("LLM judge", description)
     group.add_argument(
         "--judge",
-        choices=JUDGE_CHOICES,
+        action=_JudgeAction,
+        choices=JudgeChoices(),
+        metavar="NAME",
         default="none",
-        help="the judge's provider: 'auto' uses OpenAI when OPENAI_API_KEY is set, else "
-        "Anthropic when ANTHROPIC_API_KEY is set, else no judge; 'none' (default) runs "
-        "deterministic metrics only",
     )
     group.add_argument(
         "--model", help=f"the judge model (default: {MODEL_VARIABLE}, else the provider's)"
     )
     group.add_argument(
         "--base-url",
-        help="the provider's API root (required for openai-compatible, such as "
-        "http://localhost:8000/v1)",
+        help="the provider's API root (required by providers without a default server, "
+        "such as openai-compatible: http://localhost:8000/v1)",
     )
     group.add_argument(
         "--api-key-env",
         metavar="NAME",
-        help="the environment variable holding the key (default: OPENAI_API_KEY or "
-        "ANTHROPIC_API_KEY; none for openai-compatible)",
+        help="the environment variable holding the key (default: the provider's own, "
+        "such as OPENAI_API_KEY or ANTHROPIC_API_KEY; none for openai-compatible)",
     )
     group.add_argument("--temperature", type=float, help="the judge's sampling temperature")
     group.add_argument(
         "--reasoning-effort",
-        help=f"OpenAI reasoning effort (low, medium, high; default: {REASONING_EFFORT_VARIABLE})",
+        help="reasoning effort, for providers that take one such as openai (low, medium, "
+        f"high; default: {REASONING_EFFORT_VARIABLE})",
     )
     if fields:
         parser.set_defaults(panel=None)
@@ -167,37 +241,40 @@ def judge_config(
     if choice == "auto":
         chosen = auto_judge(env)
         if chosen is None:
+            variables = [judge_provider(name).key_variable for name in AUTO_PROVIDERS]
             print(
-                "docevals: note: --judge auto found neither OPENAI_API_KEY nor "
-                "ANTHROPIC_API_KEY; only deterministic metrics run",
+                f"docevals: note: --judge auto found neither {' nor '.join(map(str, variables))}"
+                "; only deterministic metrics run",
                 file=sys.stderr,
             )
             return None
-        provider: str = chosen.provider
+        provider_name: str = chosen.provider
     else:
-        provider = choice
-    variable = args.api_key_env or KEY_VARIABLES.get(provider)
+        provider_name = choice
+    provider = judge_provider(provider_name)
+    variable = args.api_key_env or provider.key_variable
     if variable is not None and not env.get(variable):
         raise ConfigurationError(
             f"--judge {choice} needs an API key: set {variable} in the environment"
         )
     model = args.model or env.get(MODEL_VARIABLE) or None
     effort = args.reasoning_effort
-    if effort is None and provider == "openai":
+    if effort is None and "reasoning_effort" in provider.supported:
         effort = env.get(REASONING_EFFORT_VARIABLE) or None
-    if provider == "openai-compatible":
-        missing = [
-            option
-            for option, value in (("--base-url", args.base_url), ("--model", model))
-            if value is None
+    # The provider says what it requires; named here as the options that give it.
+    missing = provider.missing(
+        {"model": model, "base_url": args.base_url, "api_key_env": args.api_key_env}
+    )
+    if missing:
+        options = [
+            _REQUIRED_OPTIONS[setting] for setting in _REQUIRED_OPTIONS if setting in missing
         ]
-        if missing:
-            raise InputError(
-                f"--judge openai-compatible needs {' and '.join(missing)}",
-                expected=f"the server's API root and model (or {MODEL_VARIABLE})",
-            )
+        raise InputError(
+            f"--judge {choice} needs {options_text([option for option, _ in options])}",
+            expected=" and ".join(expected for _, expected in options),
+        )
     settings: dict[str, Any] = {
-        "provider": provider,
+        "provider": provider_name,
         "model": model,
         "base_url": args.base_url,
         "api_key_env": args.api_key_env,
@@ -247,11 +324,11 @@ def judge_metric(
                 f"{options_text(given)} only appl{'y' if len(given) > 1 else 'ies'} to --judge",
                 expected="the panel's settings in its file",
             )
-        return runtime.panel_from_file(args.panel)
+        return load_judge_panel_metric(args.panel, runtime)
     config = judge_config(args, environ)
     if config is None:
         return None
-    return runtime.judge_metric(config, name=JUDGE_METRIC_NAME)
+    return llm_judge_metric(config, runtime, name=JUDGE_METRIC_NAME)
 
 
 def options_text(options: list[str]) -> str:

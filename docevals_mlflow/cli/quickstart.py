@@ -70,29 +70,32 @@ def register(commands: Any) -> None:
     quickstart.set_defaults(handler=run)
 
 
-def _build_run(version: Any, documents: Any) -> Any:
-    """The bundle builder of one prompt version (as ``docevals fields`` builds its run)."""
+def _assembler(version: Any) -> Any:
+    """The assembly of one prompt version's run (a field comparison, as ``docevals
+    fields`` assembles it)."""
 
-    def build(writer: Any) -> None:
-        from docevals_mlflow.reports.dashboard import render_fields_dashboard
-        from docevals_mlflow.tracking.layout import fields_dataset, layout_fields
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.assembly import assemble_fields
 
-        layout_fields(
-            writer,
-            version.report,
-            markdown=version.markdown,
-            dashboard=render_fields_dashboard(version.report),
-        )
-        writer.text("specs/schema.json", documents.schema.model_dump_json(indent=1))
-        writer.text("specs/prompt.txt", version.prompt.text)
-        writer.dataset(*fields_dataset(documents.ground_truth))
+        return assemble_fields(version.report, options, markdown=version.markdown)
+
+    return assemble
+
+
+def _version_options(version: Any, documents: Any) -> dict[str, Any]:
+    """What the run of one prompt version records besides its figures."""
+    from docevals_mlflow.tracking.options import RunPrompt
+
+    return {
+        "schema": documents.schema,
+        "ground_truth": documents.ground_truth,
         # The prompt is what changed between the runs: its params are what MLflow's
-        # run comparison lines up against the metrics.
-        writer.param("prompt.version", version.prompt.version)
-        writer.param("prompt.sha256", version.prompt.sha256)
-        writer.tag(QUICKSTART_TAG, "true")
-
-    return build
+        # run comparison lines up against the metrics (prompt.sha256 as --prompt
+        # records it, so the same text has the same fingerprint in every run).
+        "prompt": RunPrompt(version.prompt.text),
+        "params": {"prompt.version": version.prompt.version},
+        "tags": {QUICKSTART_TAG: "true"},
+    }
 
 
 def _log_versions(
@@ -115,10 +118,11 @@ def _log_versions(
             # warnings (a store that cannot be reached) still go to stderr.
             logged = log_evaluation(
                 tracking_args,
-                _build_run(version, result.documents),
+                _assembler(version),
                 default_run_name=version.prompt.run_name,
                 anchor=version.json_report,
                 quiet=True,
+                **_version_options(version, result.documents),
             )
             if logged is not None:
                 runs[version.prompt.run_name] = logged

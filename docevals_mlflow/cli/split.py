@@ -144,21 +144,26 @@ def run(args: argparse.Namespace) -> int:
     print(" · ".join(written))
     breached = breaches(lambda name: SPLIT_FAIL_UNDER[name](report), under=thresholds)
 
-    def build(writer: Any) -> None:
-        from docevals_mlflow.tracking.layout import fields_dataset
-        from docevals_mlflow.tracking.split_layout import layout_split
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.assembly import assemble_split
 
-        layout_split(
-            writer,
+        # The texts just written are the run's too, so they are not rendered twice.
+        return assemble_split(
             report,
-            markdown=markdown_text,
-            heatmap=heatmap_text if heatmap_text is not None else render_split_heatmap(report),
+            options,
             verdict=gate_verdict(breached, gated=bool(thresholds)),
+            markdown=markdown_text,
+            heatmap=heatmap_text,
             report_json=json_text,
         )
-        writer.dataset(*fields_dataset(args.expected))
 
-    log_evaluation(args, build, default_run_name=args.output.stem, anchor=args.output)
+    log_evaluation(
+        args,
+        assemble,
+        default_run_name=args.output.stem,
+        anchor=args.output,
+        ground_truth=args.expected,
+    )
     return gate(breached)
 
 

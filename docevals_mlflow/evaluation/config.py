@@ -65,6 +65,11 @@ from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.field_metric import FieldMetric
+from docevals_mlflow.evaluation.judge_metrics import (
+    JUDGE_METRIC_NAME,
+    llm_judge_metric,
+    load_judge_panel_metric,
+)
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 from docevals_mlflow.fields.schema import DocumentSchema
@@ -292,13 +297,12 @@ class MetricConfig(DocEvalsModel):
                 document_class=self.document_class,
                 min_scores=self.min_scores,
             )
-        runtime = judges or JudgeRuntime()
         if self.type == "judge":
             assert self.judge is not None  # filled by the validator
-            return runtime.judge_metric(self.judge, name=self.name or "llm_judge")
+            return llm_judge_metric(self.judge, judges, name=self.name or JUDGE_METRIC_NAME)
         if self.type == "panel":
             assert self.panel is not None
-            return runtime.panel_from_file(base / self.panel, name=self.name)
+            return load_judge_panel_metric(base / self.panel, judges, name=self.name)
         assert self.callable is not None
         fn = import_callable(self.callable, base)
         return FunctionMetric(

@@ -6,14 +6,10 @@ from typing import Any
 
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.fields.methods import Comparator
+from docevals_mlflow.fields.registry import registered_field_method
 from docevals_mlflow.fields.state import CELL, DocumentState, Row, WrongType
 
 DISCOVERED_NOTE = "[Discovered: not in the schema; compared with {label}]"
-_TEXT_IDENTITY_METHODS = frozenset(
-    {"EXACT", "NORMALIZED", "NUMERIC_EXACT", "FUZZY", "LEVENSHTEIN", "DATE", "SEMANTIC", "LLM"}
-)
-"""Methods under which two identical non-blank texts are a match without asking the
-comparator (every method: ``"RM7.42"`` is ``"RM7.42"`` whatever a parser makes of it)."""
 
 
 class ScalarNode:
@@ -58,7 +54,11 @@ class ScalarNode:
         self.label = label or comparator.label
         self.discovered = discovered
         self.note = DISCOVERED_NOTE.format(label=self.label) + " " if discovered else ""
-        self.text_identity = self.method in _TEXT_IDENTITY_METHODS
+        record = registered_field_method(self.method)
+        self.text_identity = record is not None and record.identical_text_matches
+        """Two identical non-blank texts are a match without asking the comparator
+        (``FieldMethod.identical_text_matches``: every built-in method, since
+        ``"RM7.42"`` is ``"RM7.42"`` whatever a parser makes of it)."""
         self.deferred = bool(getattr(comparator, "deferred", False))
         """Scores come from a provider: collected and decided in one batch."""
         self.readable = getattr(comparator, "readable", None)

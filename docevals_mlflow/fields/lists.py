@@ -21,6 +21,7 @@ from docevals_mlflow.fields.pairing import (
     _emit_fast_pairs,
     assign,
 )
+from docevals_mlflow.fields.registry import registered_field_method
 from docevals_mlflow.fields.schema import FieldSpec
 from docevals_mlflow.fields.state import DocumentState, Walk, WrongType
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from docevals_mlflow.fields.pairing import WeakPair
     from docevals_mlflow.fields.state import Node
 
-_COMPARATOR_NAMES = {"NUMERIC_EXACT": "NUMERIC"}
 _ONLY_DICT = frozenset({dict})
 
 
@@ -82,9 +82,12 @@ class ArrayNode:
         checked up front (paired items' attributes are decided in bulk)."""
         strict = ", strict pairing" if pairing == "strict" else ""
         if isinstance(item, ScalarNode):
-            method = _COMPARATOR_NAMES.get(item.method, item.method)
+            # How the method is named here, and whether its threshold is shown, are the
+            # method's own (FieldMethod.list_label, .threshold_in_list_label).
+            record = registered_field_method(item.method)
+            method = record.label_in_lists if record is not None else item.method
             detail = f"comparator: {method}"
-            if item.method in ("FUZZY", "LEVENSHTEIN"):
+            if record is not None and record.threshold_in_list_label:
                 detail += f", threshold: {item.threshold:g}"
             self.label = f"HUNGARIAN ({detail}{strict})"
         else:

@@ -36,6 +36,11 @@ from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.fields.dates import parse_date
 from docevals_mlflow.fields.numbers import parse_number, parse_number_text
+from docevals_mlflow.fields.registry import (
+    BUILTIN_METHODS,
+    ENTRY_POINT_GROUP,
+    find_field_method,
+)
 from docevals_mlflow.fields.schema import FieldSpec
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
@@ -550,6 +555,66 @@ class LevenshteinComparator(_SimilarityComparator):
         return {"method": self.method, "threshold": self.threshold}
 
 
+class SimpleComparator:
+    """A base for the comparator of a plugin method: subclass it and write
+    :meth:`score` (and :meth:`prepare` when values need a key first).
+
+    Lists are matched by calling :meth:`score` for every pair, in Python: fine for the
+    lists of a document; a method that must be fast on long lists writes
+    :meth:`matrix` and :meth:`pairwise` itself (see the built-in comparators).
+    """
+
+    def __init__(self, method: str, threshold: float, label: str | None = None) -> None:
+        self.method = method
+        self.threshold = threshold
+        self.label = label or f"{method} (threshold: {_format_threshold(threshold)})"
+
+    def prepare(self, value: Any) -> Any:
+        """The comparison key of one value (by default the value itself)."""
+        return value
+
+    def score(self, expected: Any, predicted: Any) -> float:
+        """Similarity of two prepared keys, in [0, 1]."""
+        raise NotImplementedError
+
+    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+        """Presence flags and keys of many values (empty values get the key of ``""``)."""
+        return prepare_each(self.prepare, values)
+
+    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
+        """``len(expected) x len(predicted)`` similarities of prepared keys."""
+        scores: Matrix = np.zeros((len(expected), len(predicted)), dtype=np.float64)
+        for row, left in enumerate(expected):
+            for column, right in enumerate(predicted):
+                scores[row, column] = self.score(left, right)
+        return scores
+
+    def pairwise(
+        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
+    ) -> Scores:
+        """Scores of the pairs ``(expected[left[k]], predicted[right[k]])``."""
+        scores: Scores = np.fromiter(
+            (
+                self.score(expected[row], predicted[column])
+                for row, column in zip(left.tolist(), right.tolist(), strict=True)
+            ),
+            np.float64,
+            count=len(left),
+        )
+        return scores
+
+    def reason(self, expected: Any, predicted: Any, score: float) -> str:
+        """Why a pair matched or not, for report rows."""
+        if score >= 1.0:
+            return "Exact match"
+        relation = ">=" if score >= self.threshold else "below"
+        return f"Similarity {score:.2f} {relation} threshold {_format_threshold(self.threshold)}"
+
+    def config(self) -> dict[str, Any]:
+        """Settings that change decisions."""
+        return {"method": self.method, "threshold": self.threshold}
+
+
 ProviderFactory = Callable[[FieldSpec], Comparator]
 """Builds a comparator for a method that needs an outside provider (SEMANTIC, LLM)."""
 
@@ -560,35 +625,42 @@ def make_comparator(
     providers: Mapping[str, ProviderFactory] | None = None,
     where: str = "",
 ) -> Comparator:
-    """The comparator for a scalar field spec.
+    """The comparator for a scalar field spec, built by its method's registered
+    factory (:mod:`docevals_mlflow.fields.registry`).
 
-    ``SEMANTIC`` and ``LLM`` need a provider (an embedding model or a judge); without
-    one they are a configuration error naming the field.
+    Methods a provider decides (``SEMANTIC``, ``LLM``: an embedding model or a judge)
+    take their factory from ``providers``; without one they are a configuration error
+    naming the field.
     """
     method = spec.effective_method
-    threshold = spec.effective_threshold
-    if method == "EXACT":
-        return ExactComparator(case_sensitive=spec.case_sensitive is not False, threshold=threshold)
-    if method == "NORMALIZED":
-        return NormalizedComparator(case_sensitive=bool(spec.case_sensitive), threshold=threshold)
-    if method == "NUMERIC_EXACT":
-        return NumericComparator(tolerance=threshold, relative_tolerance=spec.relative_tolerance)
-    if method == "FUZZY":
-        return FuzzyComparator(threshold=threshold, scorer=spec.fuzzy_scorer)
-    if method == "LEVENSHTEIN":
-        return LevenshteinComparator(threshold=threshold)
-    if method == "DATE":
-        return DateComparator(order=spec.date_order, threshold=threshold)
-    factory = (providers or {}).get(method)
+    record = find_field_method(method)
+    if record is None:
+        # A spec validated where a plugin was present, compiled where it is not.
+        raise ConfigurationError(
+            f"unknown field method {method!r}",
+            path=where or None,
+            expected=f"the plugin that provides it installed (entry point group "
+            f"{ENTRY_POINT_GROUP}) or registered with register_field_method()",
+        )
+    factory = (providers or {}).get(method) if record.provider else record.factory
     if factory is None:
         raise ConfigurationError(
             f"method {method} needs a provider (an embedding model or an LLM judge) and "
             "none is configured",
             path=where or None,
-            expected="a provider for this method, or one of EXACT, NORMALIZED, "
-            "NUMERIC_EXACT, FUZZY, LEVENSHTEIN, DATE",
+            expected="a provider for this method, or one of "
+            + ", ".join(known.name for known in BUILTIN_METHODS if not known.provider),
         )
-    return factory(spec)
+    comparator = factory(spec)
+    if not record.provider and comparator.method != method:
+        # Reports, list labels and the fast path look the method up by this name.
+        raise ConfigurationError(
+            f"the factory of field method {method} built a comparator whose method is "
+            f"{comparator.method!r}",
+            path=where or None,
+            expected=f"a comparator with method = {method!r}",
+        )
+    return comparator
 
 
 def value_kind(value: Any) -> str:

@@ -50,14 +50,13 @@ from docevals_mlflow.fields.processes import (
     stop_helpers,
     wait_any,
 )
+from docevals_mlflow.fields.registry import get_field_method, helper_payload
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, RowsSink
     from docevals_mlflow.fields.compare import FieldComparer
     from docevals_mlflow.fields.schema import DocumentSchema
 
-PROVIDER_METHODS = frozenset({"SEMANTIC", "LLM"})
-"""Methods decided by an outside provider, which stays in one process."""
 IN_FLIGHT_PER_HELPER = 4
 """Chunks queued or running per helper: enough that a helper never waits for the
 parent (which may be busy comparing a chunk of its own), few enough to bound memory."""
@@ -148,10 +147,11 @@ def resolve_workers(workers: int | str) -> int:
 
 
 def provider_fields(schema: DocumentSchema) -> list[str]:
-    """Field templates of ``schema`` whose method needs a provider (SEMANTIC, LLM)."""
+    """Field templates of ``schema`` whose method needs a provider (SEMANTIC, LLM):
+    the provider, which stays in one process, decides them."""
     found: list[str] = []
     for _, template, method in schema.methods_used():
-        if method in PROVIDER_METHODS and template not in found:
+        if get_field_method(method).provider and template not in found:
             found.append(template)
     return found
 
@@ -227,14 +227,19 @@ def compare_in_processes(
     compared in this process, since starting helpers would cost more than it saves.
 
     Raises:
-        ConfigurationError: SEMANTIC or LLM fields with more than one worker.
+        ConfigurationError: SEMANTIC or LLM fields with more than one worker, or a
+            registered plugin method that helper processes cannot import.
         DocEvalsError: the first error in input order, as the serial path raises it.
     """
     from docevals_mlflow.fields.batch import fold_chunk
 
     count = resolve_workers(workers)
+    methods = b""
     if count > 1:
         check_deterministic(comparer.schema, f"workers={count}")
+        # Checked before any input is read, whatever its size: a plugin method that
+        # helpers could not import fails alike for a small input and a large one.
+        methods = helper_payload(method for _, _, method in comparer.schema.methods_used())
 
     def fold_here(chunk: list[DocumentPair]) -> None:
         documents = fold_chunk(comparer, batch, chunk, keep_rows)
@@ -256,7 +261,7 @@ def compare_in_processes(
         return
     # One comparison at a time uses the helpers; another thread's call waits.
     with LOCK:
-        _Run(comparer, batch, keep_rows, rows_sink, helpers(count - 1)).run(
+        _Run(comparer, batch, keep_rows, rows_sink, helpers(count - 1), methods).run(
             itertools.chain(ahead, source)
         )
 
@@ -271,6 +276,7 @@ class _Run:
         keep_rows: bool,
         rows_sink: RowsSink | None,
         team: list[Helper],
+        methods: bytes = b"",
     ) -> None:
         self.comparer = comparer
         self.batch = batch
@@ -281,6 +287,7 @@ class _Run:
             comparer.key,
             pickle.dumps(comparer.schema, protocol=pickle.HIGHEST_PROTOCOL),
             keep_rows,
+            methods,
         )
         self.queue: deque[Helper | Outcome | Failure] = deque()
         """Every chunk in input order: the helper comparing it, or its outcome."""

@@ -181,15 +181,28 @@ def cached_comparer(key: ComparerKey, load_schema: Callable[[], DocumentSchema])
 @dataclass(frozen=True)
 class Job:
     """What a helper needs besides the chunk: the schema (pickled once by the parent,
-    unpickled by a helper only the first time it sees it) and the comparer's settings."""
+    unpickled by a helper only the first time it sees it), the comparer's settings,
+    and the plugin methods the schema uses
+    (:func:`~docevals_mlflow.fields.registry.helper_payload`, empty without any)."""
 
     key: ComparerKey
     schema: bytes
     keep_rows: bool
+    methods: bytes = b""
 
     def comparer(self) -> FieldComparer:
         """The helper's comparer for this schema, compiled on first use."""
-        return cached_comparer(self.key, lambda: pickle.loads(self.schema))
+        return cached_comparer(self.key, self._schema)
+
+    def _schema(self) -> DocumentSchema:
+        # The fork server may predate the parent's plugins (and their import path),
+        # and never ran its register_field_method() calls: register them first.
+        if self.methods:
+            from docevals_mlflow.fields.registry import adopt_helper_payload
+
+            adopt_helper_payload(self.methods)
+        schema: DocumentSchema = pickle.loads(self.schema)
+        return schema
 
 
 def compare_packed(job: Job, packed: list[PackedPair]) -> Outcome | Failure:

@@ -6,7 +6,8 @@ report read back from disk.
 
 Layout::
 
-    {"kind": "fields", "package_version", "schema": {"id", "version", "sha256"},
+    {"kind": "fields", "package_version",
+     "schema": {"id", "version", "sha256", "methods"},  # methods: plugins only, when any
      "settings": {"list_pairing", "discovered", "shape_mismatch"},
      "overall": {"documents", "counts": {tp, fa, fd, fn, tn}, "metrics": {...}, "macro_f1",
                  "undecided", "undecided_reasons": [...], "unparsed"},
@@ -21,6 +22,11 @@ Layout::
      "invalid_expected": {"documents", "examples": [...]},  # when any
      "unpaired": {"expected_only": [...], "predicted_only": [...]},
      "calibration": {...}}   # only when rows carry extraction confidence
+
+``schema.methods`` names the plugin methods (not built in) that decided comparisons:
+``{"NAME": {"package", "version", "explanation"}}``. It is absent when every method is
+built in, and it makes the report explain its methods on its own (the Markdown
+rendering reads the explanations there).
 
 ``undecided`` counts the comparisons a provider (SEMANTIC, LLM) failed to decide. They
 are inside ``counts`` as FD, the worst case, so the metrics are lower bounds while it
@@ -59,6 +65,7 @@ from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.fields.compare import DocumentComparison
 from docevals_mlflow.fields.counts import Counts
 from docevals_mlflow.fields.leaves import expand_row
+from docevals_mlflow.fields.registry import BUILTIN_NAMES, registered_field_method
 from docevals_mlflow.fields.state import ROW_FIELDS
 
 if TYPE_CHECKING:
@@ -83,6 +90,24 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
         }
         for entry in fields.values()
     ]
+
+
+def _plugin_methods(batch: BatchComparison) -> dict[str, dict[str, Any]]:
+    """The plugin methods behind the batch's fields, with what provided them."""
+    names = {
+        entry.info.method
+        for fields in (batch.fields, batch.discovered_fields)
+        for entry in fields.values()
+        if entry.info.method not in BUILTIN_NAMES
+    }
+    methods = {}
+    for name in sorted(names):
+        # The batch was compared in this process (or its helpers, which got the
+        # parent's methods), so every method it used is registered here.
+        method = registered_field_method(name)
+        if method is not None:
+            methods[name] = {**method.provenance(), "explanation": method.explanation}
+    return methods
 
 
 def _list_entries(batch: BatchComparison) -> list[dict[str, Any]]:
@@ -136,14 +161,18 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
         if include_rows and isinstance(document, DocumentComparison) and document.rows is not None:
             entry["rows"] = _rows(document, confident)
         documents.append(entry)
+    schema: dict[str, Any] = {
+        "id": batch.schema_id,
+        "version": batch.schema_version,
+        "sha256": batch.schema_sha256,
+    }
+    plugins = _plugin_methods(batch)
+    if plugins:
+        schema["methods"] = plugins
     report: dict[str, Any] = {
         "kind": "fields",
         "package_version": __version__,
-        "schema": {
-            "id": batch.schema_id,
-            "version": batch.schema_version,
-            "sha256": batch.schema_sha256,
-        },
+        "schema": schema,
         "settings": dict(batch.settings),
         "overall": {
             "documents": batch.document_count,
@@ -350,12 +379,21 @@ class ClassEntry(DocEvalsModel):
     fields: list[FieldEntry]
 
 
+class MethodEntry(DocEvalsModel):
+    """A plugin method that decided comparisons, and what provided it."""
+
+    package: str | None
+    version: str | None
+    explanation: str
+
+
 class SchemaEntry(DocEvalsModel):
-    """Which schema decided the comparisons."""
+    """Which schema decided the comparisons (and the plugin methods it used)."""
 
     id: str
     version: str
     sha256: str
+    methods: dict[str, MethodEntry] | None = None
 
 
 class Unpaired(DocEvalsModel):

@@ -27,7 +27,10 @@ The native format, in YAML or JSON::
             items: {method: EXACT}
 
 Importers for the IDP configuration format and for JSON Schema with evaluation
-extensions live in :mod:`docevals_mlflow.fields.importers`.
+extensions live in :mod:`docevals_mlflow.fields.importers`. The methods themselves
+(built in, or from plugins) are records of :mod:`docevals_mlflow.fields.registry`:
+``method`` accepts every registered name, and a method's options are checked against
+its record.
 """
 
 from __future__ import annotations
@@ -38,12 +41,27 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
-from docevals_mlflow.core.fingerprints import sha256_json
+from docevals_mlflow.core.fingerprints import canonical_json, sha256_json
 from docevals_mlflow.core.model import FrozenModel, Number
 from docevals_mlflow.core.paths import key_segment
-from docevals_mlflow.errors import InputError
+from docevals_mlflow.errors import ConfigurationError, InputError
+from docevals_mlflow.fields import registry
+from docevals_mlflow.fields.registry import (
+    BUILTIN_METHODS,
+    BUILTIN_NAMES,
+    BUILTIN_OPTIONS,
+    FieldMethod,
+    names_text,
+)
 
 Method = Literal[
     "EXACT",
@@ -55,34 +73,23 @@ Method = Literal[
     "SEMANTIC",
     "LLM",
 ]
-"""Methods that compare two scalar values. ``HUNGARIAN`` is a list method: a field
-with ``items`` is matched with it, and for lists of scalars the items' method is the
-comparator."""
+"""The built-in methods that compare two scalar values, for type hints. A schema
+accepts every registered method, plugins' included
+(:func:`~docevals_mlflow.fields.registry.field_method_names`). ``HUNGARIAN`` is a list
+method: a field with ``items`` is matched with it, and for lists of scalars the items'
+method is the comparator."""
 
-METHODS: tuple[str, ...] = (
-    "EXACT",
-    "NORMALIZED",
-    "NUMERIC_EXACT",
-    "FUZZY",
-    "LEVENSHTEIN",
-    "DATE",
-    "SEMANTIC",
-    "LLM",
-)
+METHODS: tuple[str, ...] = tuple(method.name for method in BUILTIN_METHODS)
+"""The built-in method names, in order (plugins add theirs to
+:func:`~docevals_mlflow.fields.registry.field_method_names`)."""
 
 FuzzyScorer = Literal["ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio"]
 DateOrder = Literal["month_first", "day_first"]
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
-    "EXACT": 1.0,
-    "NORMALIZED": 1.0,
-    "NUMERIC_EXACT": 0.0,  # an absolute tolerance, as in the IDP format
-    "FUZZY": 0.7,
-    "LEVENSHTEIN": 0.7,
-    "DATE": 1.0,
-    "SEMANTIC": 0.7,
-    "LLM": 0.5,
+    method.name: method.default_threshold for method in BUILTIN_METHODS
 }
+"""The built-in methods' default thresholds (any method's: ``FieldMethod.default_threshold``)."""
 DEFAULT_MATCH_THRESHOLD = 0.5
 """Paired list items whose similarity reaches this are the same item (matched);
 below it they are a weak pair (``pairing: stickler``) or not paired at all
@@ -102,15 +109,6 @@ are left unpaired, their attributes FN and FA."""
 LIST_PAIRINGS: tuple[str, ...] = ("stickler", "strict")
 
 
-_METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
-    "fuzzy_scorer": ("FUZZY",),
-    "date_order": ("DATE",),
-    "relative_tolerance": ("NUMERIC_EXACT",),
-    "case_sensitive": ("EXACT", "NORMALIZED"),
-}
-"""The options only some methods read."""
-
-
 class FieldSpec(FrozenModel):
     """How one field is compared.
 
@@ -118,12 +116,17 @@ class FieldSpec(FrozenModel):
     array (list), otherwise the field is a scalar decided by ``method``.
 
     For scalars, ``threshold`` is the inclusive score threshold (0..1) for a match,
-    except for ``NUMERIC_EXACT`` where it is the absolute tolerance. For arrays,
-    ``match_threshold`` is the item similarity a pair needs to be the same item, and
-    ``pairing`` what becomes of pairs below it (see :data:`ListPairing`).
+    except for methods whose threshold is a tolerance (``NUMERIC_EXACT``: the absolute
+    tolerance). For arrays, ``match_threshold`` is the item similarity a pair needs to
+    be the same item, and ``pairing`` what becomes of pairs below it (see
+    :data:`ListPairing`).
+
+    A plugin method's options are written next to ``method`` like the built-in ones
+    (``{method: JACCARD, min_length: 2}``); they are kept in ``method_options`` and
+    read with :meth:`option`.
     """
 
-    method: Method | None = None
+    method: str | None = None
     threshold: Number | None = Field(default=None, ge=0)
     fuzzy_scorer: FuzzyScorer = "ratio"
     case_sensitive: bool | None = None
@@ -135,6 +138,51 @@ class FieldSpec(FrozenModel):
     pairing: ListPairing = "stickler"
     weight: Number = Field(default=1.0, gt=0)
     description: str | None = None
+    method_options: dict[str, Any] | None = Field(default=None, exclude=True)
+    """The options of a plugin method that are not attributes of their own, as given
+    (validated by the method); dumps write them next to ``method``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_method_options(cls, data: Any) -> Any:
+        # Plugin options are written flat, like the built-in ones, and set apart here so
+        # that every other unknown key (a typo) still meets the model's own refusal.
+        if not isinstance(data, dict) or _SPEC_KEYS.issuperset(data):
+            return data
+        if "method_options" in data:
+            raise ValueError(
+                "'method_options' is not a schema key: write a method's options next to 'method'"
+            )
+        known = registry.plugin_option_names()
+        options = {key: value for key, value in data.items() if key in known}
+        if not options:
+            return data
+        gathered = {key: value for key, value in data.items() if key not in options}
+        gathered["method_options"] = options
+        return gathered
+
+    @field_validator("method", mode="plain")
+    @classmethod
+    def _registered_method(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str) and (
+            value in BUILTIN_NAMES or registry.find_field_method(value) is not None
+        ):
+            return value
+        # Worded as pydantic words a Literal, which this field was before plugins.
+        raise PydanticCustomError(
+            "literal_error",
+            "Input should be {expected}",
+            {"expected": _alternatives(registry.field_method_names())},
+        )
+
+    @model_serializer(mode="wrap")
+    def _flat_method_options(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if self.method_options and isinstance(data, dict):
+            data.update(self.method_options)
+        return data
 
     @model_validator(mode="after")
     def _one_shape(self) -> FieldSpec:
@@ -147,17 +195,18 @@ class FieldSpec(FrozenModel):
                 "(for lists of scalars, put the method on 'items')"
             )
         method = self.effective_method
+        record = registry.get_field_method(method) if self.kind == "scalar" else None
         if (
-            self.kind == "scalar"
-            and method != "NUMERIC_EXACT"
+            record is not None
+            and record.threshold_kind == "score"
             and self.threshold is not None
             and self.threshold > 1
         ):
             raise ValueError(f"threshold {self.threshold} for {method} must be in [0, 1]")
-        self._check_options_apply(method)
+        self._check_options_apply(method, record)
         return self
 
-    def _check_options_apply(self, method: str) -> None:
+    def _check_options_apply(self, method: str, record: FieldMethod | None) -> None:
         # A setting the comparator never reads is a mistake the user should hear about
         # (date_order on a FUZZY field does nothing), not a silent no-op, even when
         # its value happens to be the default: `fuzzy_scorer: ratio` on a DATE field
@@ -165,19 +214,23 @@ class FieldSpec(FrozenModel):
         # (a schema dumped and read back, every option present) carries defaults that
         # are not settings.
         fields = type(self).model_fields
-        given = set(self.model_fields_set)
+        given = set(self.model_fields_set) - {"method_options"}
         if given >= _OPTIONS_OF_A_DUMP:
             given = {
                 name
                 for name in given
                 if getattr(self, name) != fields[name].get_default(call_default_factory=True)
             }
-        if self.kind == "scalar":
+        options = [option for option in BUILTIN_OPTIONS if option in given]
+        options.extend(self.method_options or ())
+        if record is not None:
             wrong = [
-                f"'{option}' applies to {' and '.join(methods)} fields only"
-                for option, methods in _METHOD_OPTIONS.items()
-                if option in given and method not in methods
+                f"'{option}' applies to {names_text(registry.option_readers(option))} fields only"
+                for option in options
+                if not record.reads(option)
             ]
+            if not wrong:
+                wrong.extend(self._check_option_values(record))
             wrong.extend(
                 f"'{option}' applies to lists ('items') only"
                 for option in ("match_threshold", "pairing")
@@ -186,8 +239,7 @@ class FieldSpec(FrozenModel):
         else:
             wrong = [
                 f"'{option}' applies to scalar fields only (put it on the scalar fields inside)"
-                for option in _METHOD_OPTIONS
-                if option in given
+                for option in options
             ]
             if self.kind == "object":
                 wrong.extend(
@@ -197,6 +249,44 @@ class FieldSpec(FrozenModel):
                 )
         if wrong:
             raise ValueError(f"{'; '.join(wrong)} (this field: {self._described(method)})")
+
+    def _check_option_values(self, record: FieldMethod) -> list[str]:
+        """Validate the plugin options given (keeping what the validators return)."""
+        if not self.method_options:
+            return []
+        wrong: list[str] = []
+        kept: dict[str, Any] = {}
+        for name, value in self.method_options.items():
+            option = record.option(name)
+            assert option is not None  # checked by _check_options_apply
+            try:
+                kept[name] = value if option.validate is None else option.validate(value)
+                # Options are part of the schema's fingerprint: JSON data only.
+                canonical_json(kept[name])
+            except (ValueError, TypeError) as exc:
+                reason = exc.message if isinstance(exc, InputError) else str(exc)
+                wrong.append(f"'{name}' of {record.name}: {reason} (got {value!r})")
+        if not wrong and kept != self.method_options:
+            # Frozen model: the validated values replace the written ones once, here.
+            self.__dict__["method_options"] = kept
+        return wrong
+
+    def option(self, name: str) -> Any:
+        """The value of the method option ``name`` for this field: the attribute of a
+        built-in option (``fuzzy_scorer``, ...), else the value written, else the
+        option's default.
+
+        Raises:
+            ConfigurationError: the field's method has no option ``name``.
+        """
+        if name in BUILTIN_OPTIONS:
+            return getattr(self, name)
+        if self.method_options and name in self.method_options:
+            return self.method_options[name]
+        option = registry.get_field_method(self.effective_method).option(name)
+        if option is None:
+            raise ConfigurationError(f"method {self.effective_method} has no option {name!r}")
+        return option.default
 
     def _described(self, method: str) -> str:
         return f"method {method}" if self.kind == "scalar" else f"an {self.kind}"
@@ -217,11 +307,19 @@ class FieldSpec(FrozenModel):
 
     @property
     def effective_threshold(self) -> float:
-        """The threshold, defaulting per method (see ``DEFAULT_THRESHOLDS``)."""
+        """The threshold, defaulting per method (``FieldMethod.default_threshold``)."""
         if self.threshold is not None:
             return self.threshold
-        return DEFAULT_THRESHOLDS[self.effective_method]
+        return float(registry.get_field_method(self.effective_method).default_threshold)
 
+
+def _alternatives(names: tuple[str, ...]) -> str:
+    quoted = [f"'{name}'" for name in names]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+
+
+_SPEC_KEYS = frozenset(FieldSpec.model_fields) - {"method_options"}
+"""The keys a field spec is written with (plugin options aside)."""
 
 _OPTIONS_OF_A_DUMP = frozenset(
     name for name, info in FieldSpec.model_fields.items() if info.default is not None
@@ -278,8 +376,31 @@ class DocumentSchema(FrozenModel):
 
     @property
     def sha256(self) -> str:
-        """Fingerprint of the schema (canonical JSON of its full definition)."""
-        return sha256_json(self)
+        """Fingerprint of the schema: the canonical JSON of its full definition, and,
+        when it uses plugin methods, their packages and versions (so that upgrading a
+        plugin changes the fingerprint). A schema of built-in methods hashes its
+        definition alone, as it always has."""
+        methods = self.plugin_methods()
+        if not methods:
+            return sha256_json(self)
+        return sha256_json(
+            {
+                "schema": self,
+                "methods": {name: method.provenance() for name, method in methods.items()},
+            }
+        )
+
+    def plugin_methods(self) -> dict[str, FieldMethod]:
+        """The plugin methods (not built in) this schema uses, by name in order.
+
+        Raises:
+            ConfigurationError: a method no installed or registered plugin provides
+                (a schema unpickled where the plugin is missing).
+        """
+        names = sorted(
+            {method for _, _, method in self.methods_used() if method not in BUILTIN_NAMES}
+        )
+        return {name: registry.get_field_method(name) for name in names}
 
     def class_schema(self, name: str | None) -> ClassSchema | None:
         """The class called ``name`` (or the default class when ``name`` is None)."""

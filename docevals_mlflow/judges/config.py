@@ -1,8 +1,10 @@
 """Judges and judge panels described as data (YAML/JSON files, CLI options).
 
-A :class:`JudgeConfig` names a provider, a model and its settings and builds a
-:class:`~docevals_mlflow.judges.judge.ModelJudge`; a :class:`PanelConfig` lists
-variants and builds a :class:`~docevals_mlflow.evaluation.panel_metric.JudgePanelMetric`.
+A :class:`JudgeConfig` names a provider (see :mod:`docevals_mlflow.judges.providers`),
+a model and its settings and builds a :class:`~docevals_mlflow.judges.judge.ModelJudge`;
+a :class:`PanelConfig` lists variants, whose judges :class:`JudgeRuntime` builds. The
+metrics around them (``LLMJudgeMetric``, ``JudgePanelMetric``) are built one layer up,
+by :mod:`docevals_mlflow.evaluation.judge_metrics`.
 
 Example panel file::
 
@@ -36,14 +38,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from docevals_mlflow.core.datafiles import load_data_file
 from docevals_mlflow.core.model import DocEvalsModel, Number, WholeNumber
 from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
-from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
-from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
 from docevals_mlflow.judges.judge import ModelJudge
+from docevals_mlflow.judges.providers import (
+    OPTIONAL_SETTINGS,
+    AdapterSettings,
+    JudgeProvider,
+    judge_provider,
+    provider_registry,
+)
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import Price, PriceTable
 
 if TYPE_CHECKING:
@@ -53,11 +61,8 @@ if TYPE_CHECKING:
 
     from docevals_mlflow.judges.cache import JudgeCache
 
-ProviderName = Literal["openai", "anthropic", "openai-compatible"]
-PROVIDERS: tuple[ProviderName, ...] = ("openai", "anthropic", "openai-compatible")
-
-KEY_VARIABLES: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-"""The environment variable each hosted provider's key is read from by default."""
+AUTO_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
+"""The providers ``--judge auto`` tries, in order: the first whose key is set."""
 MODEL_VARIABLE = "VISUAL_EVAL_MODEL"
 """The judge model when none is given (``--model`` wins)."""
 REASONING_EFFORT_VARIABLE = "VISUAL_EVAL_REASONING_EFFORT"
@@ -139,17 +144,33 @@ def check_base_url(url: str) -> None:
         )
 
 
+def _choices(names: tuple[str, ...]) -> str:
+    """``'a', 'b' or 'c'``, as pydantic words a choice."""
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _and(names: list[str] | tuple[str, ...]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 class JudgeConfig(DocEvalsModel):
     """One judge model: provider, model and settings (see the module docstring).
 
+    ``provider`` names a registered judge provider (see
+    :mod:`docevals_mlflow.judges.providers`): ``openai``, ``anthropic``,
+    ``openai-compatible`` or one a plugin adds. Its record decides the default model,
+    the key variable, the settings it requires and the optional settings it takes.
+
     ``api_key_env`` is the *name* of the environment variable holding the key; by
-    default ``OPENAI_API_KEY`` (openai) or ``ANTHROPIC_API_KEY`` (anthropic), and none
+    default the provider's own (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``), and none
     for ``openai-compatible`` servers, so an OpenAI key is never sent to another
     server unless a variable is named. ``max_concurrency`` and ``requests_per_minute``
     limit requests per provider and base URL.
     """
 
-    provider: ProviderName
+    provider: str
     model: str | None = Field(default=None, min_length=1)
     base_url: str | None = Field(default=None, min_length=1)
     api_key_env: str | None = None
@@ -163,6 +184,21 @@ class JudgeConfig(DocEvalsModel):
     reasoning_effort: ReasoningEffort | None = None
     name: str | None = Field(default=None, min_length=1)
 
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        registry = provider_registry()
+        if value not in registry:
+            raise ValueError(
+                f"unknown judge provider {value!r}: should be {_choices(registry.names())}"
+            )
+        try:
+            judge_provider(value)
+        except ConfigurationError as exc:
+            # A plugin that failed to load: say why, as a problem of this file.
+            raise ValueError(exc.message) from None
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> JudgeConfig:
         if self.base_url is not None:
@@ -172,21 +208,29 @@ class JudgeConfig(DocEvalsModel):
                 "api_key_env must be the name of an environment variable (such as "
                 "MY_LLM_KEY), not a key"
             )
-        if self.provider == "openai-compatible":
-            missing = [name for name in ("model", "base_url") if getattr(self, name) is None]
-            if missing:
+        provider = self.provider_record
+        missing = provider.missing({name: getattr(self, name) for name in provider.required})
+        if missing:
+            raise ValueError(f"the {self.provider} judge needs {_and(missing)} (it has no default)")
+        for setting in OPTIONAL_SETTINGS:
+            if getattr(self, setting) is not None and setting not in provider.supported:
+                takers = provider_registry().supporting(setting)
                 raise ValueError(
-                    f"an openai-compatible judge needs {' and '.join(missing)} (the server "
-                    "has no default)"
+                    f"{setting} applies to {_and(takers)} judges only"
+                    if takers
+                    else f"no judge provider takes {setting}"
                 )
-        if self.reasoning_effort is not None and self.provider != "openai":
-            raise ValueError("reasoning_effort applies to openai judges only")
         return self
+
+    @property
+    def provider_record(self) -> JudgeProvider:
+        """The registered provider this judge uses."""
+        return judge_provider(self.provider)
 
     @property
     def key_variable(self) -> str | None:
         """The environment variable the key is read from (``None``: no key is sent)."""
-        return self.api_key_env or KEY_VARIABLES.get(self.provider)
+        return self.api_key_env or self.provider_record.key_variable
 
     @property
     def label(self) -> str:
@@ -211,6 +255,22 @@ class JudgeConfig(DocEvalsModel):
             )
         return value
 
+    def transport_settings(self, client: httpx.AsyncClient | None = None) -> TransportSettings:
+        """The timeouts, retries and limits configured here, with ``client``."""
+        # Unset limits keep the transport's defaults rather than None, which would
+        # mean "no limit" for max_concurrency.
+        limits: dict[str, Any] = {}
+        if self.timeout is not None:
+            limits["timeout"] = self.timeout
+        if self.max_concurrency is not None:
+            limits["max_concurrency"] = self.max_concurrency
+        return TransportSettings(
+            max_retries=self.max_retries,
+            requests_per_minute=self.requests_per_minute,
+            client=client,
+            **limits,
+        )
+
     def build(
         self,
         prices: PriceTable | None = None,
@@ -219,7 +279,7 @@ class JudgeConfig(DocEvalsModel):
         cache: JudgeCache | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ModelJudge:
-        """The judge, with its adapter.
+        """The judge, with the adapter its provider builds.
 
         Args:
             prices: for ``cost_usd`` in usage; ``None`` leaves cost unknown.
@@ -230,40 +290,20 @@ class JudgeConfig(DocEvalsModel):
         Raises:
             ConfigurationError: the key is missing, or the adapter refuses a setting.
         """
-        # Imported here: the adapters pull in httpx, which loading a configuration
-        # that never builds a judge should not pay for.
-        from docevals_mlflow.judges.adapters import (
-            AnthropicMessagesAdapter,
-            OpenAICompatibleChatAdapter,
-            OpenAIResponsesAdapter,
+        provider = self.provider_record
+        settings = AdapterSettings(
+            provider=self.provider,
+            model=self.model or provider.default_model,
+            base_url=self.base_url,
+            api_key=self.api_key(environ),
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_output_tokens=self.max_output_tokens,
+            reasoning_effort=self.reasoning_effort,
+            prices=prices,
+            http=self.transport_settings(client),
         )
-
-        settings: dict[str, Any] = {
-            "model": self.model,
-            "api_key": self.api_key(environ),
-            "base_url": self.base_url,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_output_tokens": self.max_output_tokens,
-            "max_retries": self.max_retries,
-            "requests_per_minute": self.requests_per_minute,
-            "client": client,
-            "prices": prices,
-        }
-        # Unset limits keep each adapter's own defaults rather than None, which
-        # would mean "no limit" for max_concurrency.
-        if self.timeout is not None:
-            settings["timeout"] = self.timeout
-        if self.max_concurrency is not None:
-            settings["max_concurrency"] = self.max_concurrency
-        adapter: Any
-        if self.provider == "openai":
-            adapter = OpenAIResponsesAdapter(reasoning_effort=self.reasoning_effort, **settings)
-        elif self.provider == "anthropic":
-            adapter = AnthropicMessagesAdapter(**settings)
-        else:
-            adapter = OpenAICompatibleChatAdapter(**settings)
-        return ModelJudge(adapter, name=self.name, cache=cache)
+        return ModelJudge(provider.build(settings), name=self.name, cache=cache)
 
 
 def auto_judge(environ: Mapping[str, str] | None = None) -> JudgeConfig | None:
@@ -272,15 +312,19 @@ def auto_judge(environ: Mapping[str, str] | None = None) -> JudgeConfig | None:
     deterministic metrics run).
 
     The model comes from ``VISUAL_EVAL_MODEL`` when set (else the provider's default),
-    and OpenAI's reasoning effort from ``VISUAL_EVAL_REASONING_EFFORT``.
+    and the reasoning effort, where the provider takes one, from
+    ``VISUAL_EVAL_REASONING_EFFORT``.
     """
     env = os.environ if environ is None else environ
     model = env.get(MODEL_VARIABLE) or None
-    if env.get(KEY_VARIABLES["openai"]):
-        effort = env.get(REASONING_EFFORT_VARIABLE) or None
-        return JudgeConfig(provider="openai", model=model, reasoning_effort=effort)
-    if env.get(KEY_VARIABLES["anthropic"]):
-        return JudgeConfig(provider="anthropic", model=model)
+    for name in AUTO_PROVIDERS:
+        provider = judge_provider(name)
+        if provider.key_variable is None or not env.get(provider.key_variable):
+            continue
+        effort = None
+        if "reasoning_effort" in provider.supported:
+            effort = env.get(REASONING_EFFORT_VARIABLE) or None
+        return JudgeConfig(provider=name, model=model, reasoning_effort=effort)
     return None
 
 
@@ -328,49 +372,6 @@ class PanelConfig(DocEvalsModel):
         ``None`` when neither knows any price."""
         merged = {**self.prices, **(extra.prices if extra is not None else {})}
         return PriceTable(prices=merged) if merged else None
-
-    def build(
-        self,
-        prices: PriceTable | None = None,
-        client: httpx.AsyncClient | None = None,
-        *,
-        cache: JudgeCache | None = None,
-        environ: Mapping[str, str] | None = None,
-        name: str | None = None,
-    ) -> JudgePanelMetric:
-        """The panel metric; ``prices`` extend (and override) the file's own, and
-        ``name`` replaces the panel's name.
-
-        Raises:
-            ConfigurationError: a variant cannot be built (the message names it).
-        """
-        table = self.price_table(prices)
-        variants = []
-        for index, variant in enumerate(self.variants):
-            try:
-                judge = variant.build(table, client, cache=cache, environ=environ)
-            except (InputError, ConfigurationError) as exc:
-                raise type(exc)(
-                    f"variant {variant.label!r}: {exc.message}",
-                    source=exc.source,
-                    path=f"variants[{index}]" + (f".{exc.path}" if exc.path else ""),
-                    expected=exc.expected,
-                ) from None
-            variants.append(
-                JudgeVariant(
-                    name=variant.label,
-                    judge=judge,
-                    temperature=variant.temperature,
-                    sample_group=variant.sample_group,
-                )
-            )
-        return JudgePanelMetric(
-            variants,
-            name=name or self.name,
-            vote_rule=self.vote_rule,
-            minimum_agreement=self.minimum_agreement,
-            review_on_any_disagreement=self.review_on_any_disagreement,
-        )
 
 
 def load_panel_config(path: str | os.PathLike[str]) -> PanelConfig:
@@ -508,25 +509,29 @@ class JudgeRuntime:
             self.prices, self.client, cache=self.cache, environ=self.environ
         )
 
-    def judge_metric(self, config: JudgeConfig, *, name: str = "llm_judge") -> LLMJudgeMetric:
-        """An :class:`LLMJudgeMetric` around one judge."""
-        return LLMJudgeMetric(self.judge(config), name=name)
+    def panel_judges(self, config: PanelConfig) -> list[tuple[VariantConfig, ModelJudge]]:
+        """Build the judge of every variant of a panel, each with its variant.
 
-    def panel(self, config: PanelConfig, *, name: str | None = None) -> JudgePanelMetric:
-        """Build a panel metric."""
-        with_defaults = config.model_copy(
-            update={"variants": [self._defaults(variant) for variant in config.variants]}
-        )
-        return with_defaults.build(
-            self.prices, self.client, cache=self.cache, environ=self.environ, name=name
-        )
+        The panel's prices are extended (and overridden) by this runtime's. The panel
+        metric is built from these by
+        :func:`docevals_mlflow.evaluation.judge_metrics.judge_panel_metric`.
 
-    def panel_from_file(
-        self, path: str | os.PathLike[str], *, name: str | None = None
-    ) -> JudgePanelMetric:
-        """Load a panel file and build it; every error names the file."""
-        config = load_panel_config(path)
-        try:
-            return self.panel(config, name=name)
-        except DocEvalsError as exc:
-            raise exc.located(source=str(path)) from None
+        Raises:
+            ConfigurationError: a variant cannot be built (the message names it).
+        """
+        table = config.price_table(self.prices)
+        built = []
+        for index, variant in enumerate(config.variants):
+            try:
+                judge = self._defaults(variant).build(
+                    table, self.client, cache=self.cache, environ=self.environ
+                )
+            except (InputError, ConfigurationError) as exc:
+                raise type(exc)(
+                    f"variant {variant.label!r}: {exc.message}",
+                    source=exc.source,
+                    path=f"variants[{index}]" + (f".{exc.path}" if exc.path else ""),
+                    expected=exc.expected,
+                ) from None
+            built.append((variant, judge))
+        return built

@@ -31,7 +31,7 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Hashable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -53,10 +53,17 @@ from docevals_mlflow.core.secrets import (
 from docevals_mlflow.core.secrets import REDACTED as REDACTED  # callers import it from here
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 
+# Defined with the settings (which configuration code loads without httpx); callers
+# import them from here as ever.
+from docevals_mlflow.judges.settings import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
+from docevals_mlflow.judges.settings import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
+from docevals_mlflow.judges.settings import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES
+from docevals_mlflow.judges.settings import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+from docevals_mlflow.judges.settings import Sleep as Sleep
+from docevals_mlflow.judges.settings import TransportSettings as TransportSettings
+
 logger = logging.getLogger(__name__)
 
-Sleep = Callable[[float], Awaitable[None]]
-"""An ``asyncio.sleep``-like coroutine function."""
 Clock = Callable[[], float]
 """A clock returning seconds (``time.monotonic`` or ``time.time``)."""
 
@@ -72,11 +79,6 @@ whole words (see :mod:`docevals_mlflow.core.secrets`)."""
 DEFAULT_LIMITS = httpx.Limits(
     max_connections=100, max_keepalive_connections=20, keepalive_expiry=30.0
 )
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_CONNECT_TIMEOUT = 10.0
-DEFAULT_MAX_CONCURRENCY = 8
-DEFAULT_MAX_RETRIES = 5
-"""Retries after the first attempt when neither an adapter nor a policy says."""
 _ERROR_BODY_CHARS = 500
 
 
@@ -489,6 +491,36 @@ class Transport:
             )
             if requests_per_minute is not None
             else None
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: TransportSettings,
+        *,
+        provider: str,
+        endpoint: str = "",
+        secrets: Iterable[str | None] = (),
+    ) -> Transport:
+        """A transport with ``settings``' timeouts, retries, limits, client and sleep
+        (its extra headers and body keys are the adapter's to send).
+
+        Raises:
+            ConfigurationError: ``max_retries`` contradicts the policy's count.
+            ValueError: ``max_concurrency`` below 1.
+        """
+        return cls(
+            provider=provider,
+            endpoint=endpoint,
+            client=settings.client,
+            timeout=settings.timeout,
+            connect_timeout=settings.connect_timeout,
+            max_retries=settings.max_retries,
+            retry_policy=settings.retry_policy,
+            max_concurrency=settings.max_concurrency,
+            requests_per_minute=settings.requests_per_minute,
+            secrets=secrets,
+            sleep=settings.sleep,
         )
 
     def redact(self, text: str) -> str:

@@ -36,6 +36,7 @@ from docevals_mlflow.core.formatting import (
 )
 from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.fields.counts import LOWER_IS_BETTER
+from docevals_mlflow.fields.registry import BUILTIN_METHODS
 from docevals_mlflow.reports.diagnostics_markdown import calibration_section
 from docevals_mlflow.reports.markdown import CellText, cell, table, value_cell
 
@@ -73,22 +74,11 @@ _METRIC_NOTES: dict[str, str] = {
     "fdr": "FD / (FD + TP), lower is better",
 }
 
-# Shown only for methods that occur in the report, in this order.
+# Shown only for methods that occur in the report, in this order: the built-in methods
+# as their records explain them, then plugin methods (explained by the report itself,
+# in schema.methods), then list matching.
 METHOD_EXPLANATIONS: dict[str, str] = {
-    "EXACT": "the values are identical as text (case-sensitive unless the label says "
-    "otherwise); score 1 or 0.",
-    "NORMALIZED": "equal after Unicode normalisation, case folding and removing "
-    "punctuation and extra whitespace; score 1 or 0.",
-    "NUMERIC_EXACT": "both values read as numbers (currency and unit markers and "
-    "thousands separators removed) and equal within the tolerance shown; text that is "
-    "not a number matches only identical text.",
-    "FUZZY": "similarity from 0 to 1 of the trimmed, lower-cased texts (rapidfuzz); a "
-    "match when the score reaches the threshold shown (inclusive).",
-    "LEVENSHTEIN": "1 − edit distance / length of the longer lower-cased text; a match "
-    "when the score reaches the threshold.",
-    "DATE": "both values read as calendar dates (in any format) and the same day.",
-    "SEMANTIC": "cosine similarity of text embeddings; a match when it reaches the threshold.",
-    "LLM": "an LLM judges whether the values mean the same; its reason is shown.",
+    **{method.name: method.explanation for method in BUILTIN_METHODS},
     "HUNGARIAN": "list items are paired one-to-one by optimal assignment on their "
     "similarity; items below the match threshold stay unpaired and count as missed "
     "(FN) or extra (FA), and the fields of paired items are compared with their own "
@@ -681,7 +671,22 @@ def _hungarian_text(pairings: set[str]) -> str:
     )
 
 
-def _method_names(report: Mapping[str, Any]) -> list[str]:
+def _plugin_explanations(report: Mapping[str, Any]) -> dict[str, str]:
+    """The explanations of plugin methods the report carries (``schema.methods``)."""
+    schema = report.get("schema")
+    methods = schema.get("methods") if isinstance(schema, Mapping) else None
+    if not isinstance(methods, Mapping):
+        return {}
+    return {
+        str(name): entry["explanation"]
+        for name, entry in sorted(methods.items())
+        if name not in METHOD_EXPLANATIONS
+        and isinstance(entry, Mapping)
+        and isinstance(entry.get("explanation"), str)
+    }
+
+
+def _method_names(report: Mapping[str, Any], plugins: Mapping[str, str]) -> list[str]:
     used: set[str] = set()
     for entry in _all_fields(report):
         name = entry.get("method_name")
@@ -691,15 +696,19 @@ def _method_names(report: Mapping[str, Any]) -> list[str]:
             used.add("HUNGARIAN")
     if report.get("lists"):
         used.add("HUNGARIAN")
-    return [name for name in METHOD_EXPLANATIONS if name in used]
+    builtin = [name for name in METHOD_EXPLANATIONS if name != "HUNGARIAN" and name in used]
+    listed = [name for name in plugins if name in used]
+    return builtin + listed + (["HUNGARIAN"] if "HUNGARIAN" in used else [])
 
 
 def _explanations(report: Mapping[str, Any]) -> list[str]:
     lines = ["## Method explanations", ""]
+    plugins = _plugin_explanations(report)
+    known = {**METHOD_EXPLANATIONS, **plugins}
     lines += [
         f"- **{name}**: "
-        + (_hungarian_text(_pairings(report)) if name == "HUNGARIAN" else METHOD_EXPLANATIONS[name])
-        for name in _method_names(report)
+        + (_hungarian_text(_pairings(report)) if name == "HUNGARIAN" else known[name])
+        for name in _method_names(report, plugins)
     ]
     if any(entry.get("discovered") for entry in _all_fields(report)):
         lines.append(

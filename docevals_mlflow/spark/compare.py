@@ -31,6 +31,7 @@ from docevals_mlflow.spark.session import quiet_pandas_check
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from docevals_mlflow.tracking.options import RunOptions, RunPrompt
     from docevals_mlflow.tracking.runs import LoggedRun
 
 
@@ -53,6 +54,9 @@ class SparkFieldComparison:
     keep_rows: bool
     ordered: bool = False
     """Whether ``results`` are in input order partition by partition (no sort needed)."""
+    schema: DocumentSchema | None = None
+    """The schema given to the comparison (``None``: every field inferred); :meth:`log`
+    records it as ``specs/schema.json``, as every field comparison run does."""
 
     @property
     def documents(self) -> DataFrame:
@@ -122,11 +126,21 @@ class SparkFieldComparison:
         tracking_uri: str | None = None,
         params: Mapping[str, Any] | None = None,
         tags: Mapping[str, str] | None = None,
+        keep_bundle_at: str | os.PathLike[str] | None = None,
+        schema: DocumentSchema | None = None,
+        prompt: RunPrompt | None = None,
+        options: RunOptions | None = None,
     ) -> LoggedRun:
-        """Log this comparison as one MLflow run, with the same layout as any field
-        comparison (see :func:`~docevals_mlflow.log_field_comparison`)."""
-        from docevals_mlflow.tracking.api import log_field_comparison
+        """Log this comparison as one MLflow run, assembled as every field comparison
+        run is (see :func:`~docevals_mlflow.log_field_comparison`), with the param
+        ``docevals.engine=spark``.
 
+        ``schema`` defaults to the one the comparison was made with.
+        """
+        from docevals_mlflow.tracking.api import log_field_comparison
+        from docevals_mlflow.tracking.options import RunOptions
+
+        chosen = (options or RunOptions()).merged(engine="spark")
         return log_field_comparison(
             self.to_report(include_rows=include_rows),
             ground_truth=ground_truth,
@@ -134,8 +148,12 @@ class SparkFieldComparison:
             run_name=run_name,
             experiment=experiment,
             tracking_uri=tracking_uri,
-            params={"docevals.engine": "spark", **(params or {})},
+            params=params,
             tags=tags,
+            keep_bundle_at=keep_bundle_at,
+            schema=schema or chosen.schema or self.schema,
+            prompt=prompt,
+            options=chosen,
         )
 
     def unpersist(self) -> None:
@@ -264,6 +282,7 @@ def _compare(
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    given = schema  # what the run records as specs/schema.json (none when inferred)
     schema = schema if schema is not None else DocumentSchema(schema_id="inferred")
     check_deterministic(schema, "Spark")
     # Compiles every comparator here, so schema errors surface now; its key tells the
@@ -334,5 +353,9 @@ def _compare(
         results.unpersist()
         raise
     return SparkFieldComparison(
-        results=results, batch=batch, keep_rows=keep_rows, ordered=order_col is None
+        results=results,
+        batch=batch,
+        keep_rows=keep_rows,
+        ordered=order_col is None,
+        schema=given,
     )

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.tracking.bundle import BundleWriter
@@ -28,6 +29,7 @@ from docevals_mlflow.tracking.keys import KeyMap, clean_segment, legal_key, temp
 
 if TYPE_CHECKING:
     from docevals_mlflow.compare.results import Comparison
+    from docevals_mlflow.tracking.options import RunOptions
     from docevals_mlflow.tracking.runs import LoggedRun
 
 ARTIFACT_FOLDER = "comparison"
@@ -105,23 +107,28 @@ def log_comparison(
     experiment: str | None = None,
     tracking_uri: str | None = None,
     keep_bundle_at: str | os.PathLike[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    options: RunOptions | None = None,
 ) -> LoggedRun:
     """Log ``comparison`` as a run of kind ``comparison``.
 
     The experiment defaults to the baseline's (so the comparison sits next to the
-    runs it compares) and the run name to ``compare <candidate> vs <baseline>``. If
-    logging fails and ``keep_bundle_at`` is given, the bundle is kept there for
-    ``docevals log``.
+    runs it compares) and the run name to ``compare <candidate> vs <baseline>``
+    (:func:`~docevals_mlflow.tracking.assembly.assemble_comparison`, as ``docevals
+    compare`` logs it). ``options`` holds the run settings in one value; the
+    keywords given win over it. If logging fails and ``keep_bundle_at`` is given, the
+    bundle is kept there for ``docevals log``.
     """
-    from docevals_mlflow.tracking.runs import log_writer
+    from docevals_mlflow.tracking.assembly import assemble_comparison, log_assembled
+    from docevals_mlflow.tracking.options import RunOptions
 
-    names = ", ".join(run.label for run in comparison.candidates)
-    name = run_name or f"compare {names} vs {comparison.baseline.label}"
-    writer = BundleWriter(kind="comparison", run_name=name)
-    layout_comparison(writer, comparison)
-    return log_writer(
-        writer,
+    chosen = (options or RunOptions()).merged(
+        run_name=run_name,
+        experiment=experiment,
         tracking_uri=tracking_uri,
-        experiment=experiment or comparison.baseline.experiment,
         keep_bundle_at=keep_bundle_at,
+        params=params,
+        tags=tags,
     )
+    return log_assembled(assemble_comparison(comparison, chosen))

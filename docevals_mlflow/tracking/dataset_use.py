@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
@@ -27,6 +28,23 @@ AD_HOC_INPUT = "inputs/ground_truth.parquet"
 """Where :func:`~docevals_mlflow.tracking.layout.layout_evaluation` puts the input it
 derives from a run's ground-truth references."""
 DATASET_INPUT = "inputs/ground_truth_dataset.parquet"
+
+
+@dataclass(frozen=True)
+class DatasetUse:
+    """A registered dataset an evaluation used (see :func:`record_dataset_use`).
+
+    Attributes:
+        dataset: the loaded dataset version.
+        case_ids: the cases the evaluation used (``None``: all of them).
+        replace_derived_input: drop the input the evaluation layout derives from the
+            ground-truth references, which describes the same ground truth under a
+            made-up name.
+    """
+
+    dataset: GroundTruthDataset
+    case_ids: tuple[str, ...] | None = None
+    replace_derived_input: bool = True
 
 
 def attach_to_pipeline(

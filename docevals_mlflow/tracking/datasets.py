@@ -37,7 +37,6 @@ from docevals_mlflow.tracking.approval_runs import (
     NAME_TAG,
     SIGNATURES_TAG,
     abandon,
-    approval_bundle,
     approval_runs,
     bounded,
     by_version,
@@ -52,6 +51,7 @@ from docevals_mlflow.tracking.approval_runs import (
     usable,
     version_of,
 )
+from docevals_mlflow.tracking.assembly import assemble_approval
 from docevals_mlflow.tracking.dataset_content import (
     DatasetIntegrityError,
     SignatureState,
@@ -71,6 +71,7 @@ from docevals_mlflow.tracking.dataset_models import (
     some_of,
     version_number,
 )
+from docevals_mlflow.tracking.options import RunOptions
 from docevals_mlflow.tracking.runs import log_bundle, resolve_tracking_uri
 from docevals_mlflow.tracking.uris import experiment_artifact_location, public_uri
 
@@ -304,7 +305,7 @@ def _register(
         version = claim_version(client, name, run, candidate)
         if version != candidate:
             client.set_tag(run_id, "mlflow.runName", f"{name} v{version}")
-        writer = approval_bundle(
+        assembled = assemble_approval(
             name=name,
             version=version,
             digest=digest,
@@ -312,9 +313,12 @@ def _register(
             description=description,
             signatures=signatures,
             cases=cases,
+            options=RunOptions(tracking_uri=uri, experiment=experiment_name),
         )
+        # Into the run made above, whose version number is claimed already.
         with tempfile.TemporaryDirectory(prefix="docevals-dataset-") as temporary:
-            log_bundle(writer.write(Path(temporary) / "bundle"), tracking_uri=uri, run_id=run_id)
+            folder = assembled.writer.write(Path(temporary) / "bundle")
+            log_bundle(folder, tracking_uri=uri, run_id=run_id)
     except BaseException:
         abandon(client, run_id)
         raise

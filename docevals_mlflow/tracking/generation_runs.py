@@ -18,25 +18,39 @@ there):
   ``generated``; ``<case>.<stage>.json`` when a case has several reports) and
   ``review/<file>`` (the review files written from them).
 
+A generation run (:func:`layout_generation_run`, which ``docevals generate`` and
+:func:`log_generation` both go through) lays out each case's final report that way;
+the stages before it (a panel that was adjudicated) go to
+``generation/stages/<case>.<stage>.json`` and count in ``usage/...``, and the
+settings of the generation, when known, become ``generation.adjudicate``,
+``generation.union``, ``generation.document_mode`` and ``generation.config_sha256``.
+
 The layout does not import mlflow; :func:`log_generation` logs it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.groundtruth.models import GenerationReport, ProviderGeneration
-from docevals_mlflow.judges.usage import Usage
+from docevals_mlflow.judges.usage import Usage, total_usage
 from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.runs import LoggedRun, log_writer
+
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.options import RunOptions
+    from docevals_mlflow.tracking.runs import LoggedRun
 
 DEFAULT_GENERATION_EXPERIMENT = "docevals-ground-truth"
+STAGE_ORDER = ("panel", "adjudication", "union")
+"""The order a case's generation stages run in; the last one present is final."""
 _NOTE_CASES = 50
 
 
@@ -152,6 +166,88 @@ def layout_generation(
     return keys
 
 
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How a generation was run, when the caller knows it (``docevals generate`` does,
+    from its configuration and options): logged as ``generation.*`` params."""
+
+    adjudicate: bool
+    union: bool
+    document_mode: str
+    config_sha256: str | None = None
+    """SHA-256 of the generation configuration file."""
+
+
+def generation_cases(
+    reports: Sequence[GenerationReport],
+) -> dict[str, list[GenerationReport]]:
+    """Every case's reports (cases in the order given), stages in the order they run
+    (panel, adjudication, union): the last is the case's final report, the one its
+    review file is written from.
+
+    Raises:
+        InputError: no reports, or one case's stage given twice.
+    """
+    if not reports:
+        raise InputError("no generation reports to log", expected="at least one report")
+    cases: dict[str, list[GenerationReport]] = {}
+    for report in reports:
+        stages = cases.setdefault(report.case_id, [])
+        if any(stage.stage == report.stage for stage in stages):
+            # Its calls would be counted twice, and one stage file would hide the other.
+            raise InputError(
+                f"two {report.stage} reports of case {report.case_id!r}",
+                expected="each stage of a case once",
+            )
+        stages.append(report)
+    for stages in cases.values():
+        stages.sort(key=lambda stage: STAGE_ORDER.index(stage.stage))
+    return cases
+
+
+def layout_generation_run(
+    writer: BundleWriter,
+    reports: Sequence[GenerationReport],
+    *,
+    review_files: Iterable[str | os.PathLike[str]] = (),
+    settings: GenerationSettings | None = None,
+) -> KeyMap:
+    """Fill ``writer`` with a generation run: every stage's report of every case.
+
+    Each case's final report is laid out as :func:`layout_generation` does; the
+    stages before it go to ``generation/stages/<case>.<stage>.json``. ``usage/...``
+    counts every stage (each records only its own calls); ``settings`` become
+    ``generation.*`` params.
+    """
+    cases = generation_cases(reports)
+    finals = [stages[-1] for stages in cases.values()]
+    keys = layout_generation(writer, finals, review_files=review_files)
+    # The layout counted the final reports' usage; an adjudication's report holds only
+    # its second reading, so the run's usage is summed over every stage instead (per
+    # case first, which is the order `docevals generate` has always added them in).
+    total = total_usage(total_usage(_usage(stage) for stage in stages) for stages in cases.values())
+    for name in ("requests", "input_tokens", "output_tokens", "total_tokens"):
+        writer.metric(f"usage/{name}", getattr(total, name))
+    writer.metric("usage/cost_usd", total.cost_usd)
+    if settings is not None:
+        writer.param("generation.adjudicate", str(settings.adjudicate).lower())
+        writer.param("generation.union", str(settings.union).lower())
+        writer.param("generation.document_mode", settings.document_mode)
+        writer.param("generation.config_sha256", settings.config_sha256)
+    for case_id, stages in cases.items():
+        for stage in stages[:-1]:
+            writer.json(
+                f"generation/stages/{case_id}.{stage.stage}.json", stage.model_dump(mode="json")
+            )
+    return keys
+
+
+def default_run_name(reports: Sequence[GenerationReport]) -> str:
+    """``generation <case>`` for one case, else ``generation``."""
+    cases = list(dict.fromkeys(report.case_id for report in reports))
+    return f"generation {cases[0]}" if len(cases) == 1 else "generation"
+
+
 def _provider_metrics(
     writer: BundleWriter, keys: KeyMap, reports: Sequence[GenerationReport]
 ) -> None:
@@ -238,29 +334,39 @@ def log_generation(
     experiment: str | None = None,
     run_name: str | None = None,
     keep_bundle_at: str | os.PathLike[str] | None = None,
+    settings: GenerationSettings | None = None,
+    params: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    options: RunOptions | None = None,
 ) -> LoggedRun:
     """Log one or more generation reports (and their review files) as one run.
 
+    Pass every stage's report of each case (panel, adjudication, union), in that
+    order, to account for all the calls made: each stage records only its own. The
+    run is the one ``docevals generate`` logs for the same reports (see
+    :func:`layout_generation_run`); ``settings`` adds how the generation was run.
+
     The run goes to ``experiment`` (default ``docevals-ground-truth``, next to the
-    approval runs). Pass every stage's report (panel, adjudication, union) to account
-    for all the calls made: each stage records only its own. If logging fails and
+    approval runs). ``options`` (:class:`~docevals_mlflow.tracking.options.RunOptions`)
+    holds the same settings as the keywords, which win over it. If logging fails and
     ``keep_bundle_at`` is given, the run bundle is kept there for ``docevals log``.
     """
+    from docevals_mlflow.tracking.assembly import assemble_generation, log_assembled
+    from docevals_mlflow.tracking.options import RunOptions
+
     reports = (
         [report_or_reports]
         if isinstance(report_or_reports, GenerationReport)
         else list(report_or_reports)
     )
-    default_name = (
-        (f"generation {reports[0].case_id}" if len(reports) == 1 else "generation")
-        if reports
-        else None
-    )
-    writer = BundleWriter(kind="generation", run_name=run_name or default_name)
-    layout_generation(writer, reports, review_files=review_files)
-    return log_writer(
-        writer,
+    chosen = (options or RunOptions()).merged(
         tracking_uri=tracking_uri,
-        experiment=experiment or DEFAULT_GENERATION_EXPERIMENT,
+        experiment=experiment,
+        run_name=run_name,
         keep_bundle_at=keep_bundle_at,
+        params=params,
+        tags=tags,
+    )
+    return log_assembled(
+        assemble_generation(reports, chosen, review_files=review_files, settings=settings)
     )

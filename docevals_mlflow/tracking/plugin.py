@@ -13,13 +13,15 @@ package is installed::
             evaluator_config={"schema": "schema.yaml", "id_col": "id"},
         )
 
-The comparison is :func:`~docevals_mlflow.fields.batch.compare_documents`; the metric
-keys and artifact paths are those of :func:`~docevals_mlflow.tracking.layout.layout_fields`
-(the run layout of ``docevals fields``), so runs made either way read the same.
+The comparison is :func:`~docevals_mlflow.fields.batch.compare_documents`; the run is
+assembled by :func:`~docevals_mlflow.tracking.assembly.assemble_fields`, as ``docevals
+fields`` and ``log_field_comparison`` assemble theirs (the schema included, as
+``specs/schema.json``), so runs made either way read the same.
 
 Only metrics and artifacts go into the run. Params and tags are left alone: the run
 belongs to the caller, who may evaluate several times in it (params are immutable in
-MLflow) and owns its description (``mlflow.note.content``).
+MLflow) and owns its description (``mlflow.note.content``). The ground truth is the
+evaluation dataset, which ``mlflow.models.evaluate`` logs as the run's input itself.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.batch import DocumentPair, compare_documents
 from docevals_mlflow.fields.schema import DocumentSchema
+from docevals_mlflow.tracking.assembly import assemble_fields
 from docevals_mlflow.tracking.bundle import ARTIFACTS, BundleWriter
-from docevals_mlflow.tracking.layout import layout_fields
+from docevals_mlflow.tracking.options import RunOptions
 from docevals_mlflow.tracking.runs import _BATCH_METRICS, TrackingError, _chunks
 
 MODEL_TYPE = "document-ai"
@@ -302,9 +305,6 @@ def evaluate_documents(
     """
     from mlflow.tracking import MlflowClient
 
-    from docevals_mlflow.reports.dashboard import render_fields_dashboard
-    from docevals_mlflow.reports.fields_markdown import render_fields_markdown
-
     config = dict(evaluator_config or {})
     unknown = sorted(str(key) for key in config if key not in CONFIG_KEYS)
     if unknown:
@@ -316,15 +316,9 @@ def evaluate_documents(
     schema = resolve_schema(config.get("schema"))
     pairs = document_pairs(dataset, config, model=model, predictions=predictions)
     report = compare_documents(pairs, schema).to_report()
-    writer = BundleWriter()
-    layout_fields(
-        writer,
-        report,
-        markdown=render_fields_markdown(report),
-        dashboard=render_fields_dashboard(report),
-    )
-    if schema is not None:
-        writer.text("specs/schema.json", schema.model_dump_json(indent=1))
+    # The run every other entry point assembles for a field comparison; only its
+    # metrics and artifacts are logged (see the module docstring).
+    writer = assemble_fields(report, RunOptions(schema=schema)).writer
     log_bundle_into_run(MlflowClient(), run_id, writer)
     return EvaluationResult(  # type: ignore[no-untyped-call]  # unannotated in MLflow
         metrics=dict(writer.bundle.metrics),

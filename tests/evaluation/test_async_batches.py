@@ -14,7 +14,7 @@ from docevals_mlflow import (
 )
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
 from docevals_mlflow.judges.judge import ModelJudge
-from tests.judges.fakes import ScriptedAdapter, answer
+from docevals_mlflow.judges.testing import ScriptedAdapter, answer
 
 
 def cases(count):

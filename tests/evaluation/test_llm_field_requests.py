@@ -22,6 +22,7 @@ from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.cache import JudgeCache
 from docevals_mlflow.judges.embeddings import EmbeddingClient
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import total_usage
 from tests.judges.provider_server import ProviderServer, _chat_answer, ok, status
 
@@ -140,14 +141,13 @@ class FakeChat:
         text = json.dumps({"results": self.answer(task["pairs"])})
         return httpx.Response(200, json=_chat_answer(ok(), text, body["model"], 100, 20))
 
-    def adapter(self, **options: Any) -> OpenAICompatibleChatAdapter:
+    def adapter(self, **transport: Any) -> OpenAICompatibleChatAdapter:
         client = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
         return OpenAICompatibleChatAdapter(
             model="judge",
             base_url="http://127.0.0.1:9/v1",
             api_key=KEY,
-            client=client,
-            **options,
+            http=TransportSettings(client=client, **transport),
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from docevals_mlflow.groundtruth.models import GeneratedClaim, ProviderGeneration
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
-from tests.judges.fakes import ScriptedAdapter
+from docevals_mlflow.judges.testing import ScriptedAdapter
 
 OMIT = object()
 """A value meaning "leave the field out"."""

@@ -12,8 +12,8 @@ from docevals_mlflow.groundtruth.panel import GroundTruthPanel
 from docevals_mlflow.groundtruth.request import build_generation_request
 from docevals_mlflow.judges.cache import JudgeCache
 from docevals_mlflow.judges.judge import AdapterReply
+from docevals_mlflow.judges.testing import ScriptedAdapter
 from tests.groundtruth.generation_fakes import OMIT, RecordingReader, claims_answer, reader
-from tests.judges.fakes import ScriptedAdapter
 
 FIELDS = ["$.currency", "$.amount", "$.account_name"]
 INSTRUCTION = "Extract currency, amount, and account name."

@@ -21,6 +21,7 @@ from docevals_mlflow.judges.adapters import (
     OpenAICompatibleChatAdapter,
     OpenAIResponsesAdapter,
 )
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.transport import RetryPolicy
 from tests.judges import conftest as judges_conftest
 from tests.judges.provider_server import ProviderServer, find_task, malformed, refusal, status
@@ -59,13 +60,22 @@ def sources(tmp_path: Path):
 def adapters(server: ProviderServer):
     return {
         "openai": OpenAIResponsesAdapter(
-            model="gpt-test", api_key=KEY, base_url=server.base_url, retry_policy=FAST
+            model="gpt-test",
+            api_key=KEY,
+            base_url=server.base_url,
+            http=TransportSettings(retry_policy=FAST),
         ),
         "claude": AnthropicMessagesAdapter(
-            model="claude-test", api_key=KEY, base_url=server.base_url, retry_policy=FAST
+            model="claude-test",
+            api_key=KEY,
+            base_url=server.base_url,
+            http=TransportSettings(retry_policy=FAST),
         ),
         "local": OpenAICompatibleChatAdapter(
-            model="local-vl", api_key=KEY, base_url=server.base_url, retry_policy=FAST
+            model="local-vl",
+            api_key=KEY,
+            base_url=server.base_url,
+            http=TransportSettings(retry_policy=FAST),
         ),
     }
 

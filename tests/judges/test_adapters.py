@@ -39,6 +39,7 @@ from docevals_mlflow.judges.adapters.attachments import (
 )
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import PriceTable, Usage
 
 KEY = "sk-test-PLANTED-123"
@@ -206,7 +207,7 @@ def test_openai_responses_exact_body_and_headers(tmp_path):
         api_key=KEY,
         temperature=0.3,
         max_output_tokens=2000,
-        client=capture.client,
+        http=TransportSettings(client=capture.client),
     )
     reply = run(adapter, request)
     sent = capture.requests[0]
@@ -255,8 +256,9 @@ def test_openai_sends_top_p_only_when_set_and_extra_body_last(tmp_path):
         api_key=KEY,
         top_p=0.9,
         reasoning_effort="low",
-        extra_body={"store": True, "metadata": {"run": "x"}},
-        client=capture.client,
+        http=TransportSettings(
+            extra_body={"store": True, "metadata": {"run": "x"}}, client=capture.client
+        ),
     )
     run(adapter, request)
     body = capture.bodies[0]
@@ -276,7 +278,7 @@ def test_openai_attachments_are_labelled_files_and_images(tmp_path):
         tmp_path, extra=[artifact_from_path(docx, authority="evidence", artifact_id="notes")]
     )
     capture = Capture(responses_reply())
-    run(OpenAIResponsesAdapter(api_key=KEY, client=capture.client), request)
+    run(OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=capture.client)), request)
     content = capture.bodies[0]["input"][0]["content"]
     assert json.loads(content[0]["text"]) == request.task
     assert content[1:] == [
@@ -312,7 +314,11 @@ def test_openai_repair_appends_the_previous_answer_and_the_hint(tmp_path):
     request = make_request(tmp_path, plain=True)
     capture = Capture(responses_reply())
     hint = RepairHint(previous='{"summary": ', problem="not valid JSON: Expecting value")
-    run(OpenAIResponsesAdapter(api_key=KEY, client=capture.client), request, repair=hint)
+    run(
+        OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=capture.client)),
+        request,
+        repair=hint,
+    )
     messages = capture.bodies[0]["input"]
     assert [message["role"] for message in messages] == ["user", "assistant", "user"]
     assert messages[1] == {"role": "assistant", "content": '{"summary": '}
@@ -333,7 +339,7 @@ def test_openai_refusal_part_is_a_refused_reply(tmp_path):
         ]
     )
     reply = run(
-        OpenAIResponsesAdapter(api_key=KEY, client=Capture(refused).client),
+        OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=Capture(refused).client)),
         make_request(tmp_path, plain=True),
     )
     assert (reply.status, reply.refusal, reply.text) == (
@@ -348,11 +354,19 @@ def test_openai_incomplete_is_truncated_or_refused_by_reason(tmp_path):
     partial = responses_reply(
         status="incomplete", incomplete_details={"reason": "max_output_tokens"}
     )
-    reply = run(OpenAIResponsesAdapter(api_key=KEY, client=Capture(partial).client), request)
+    reply = run(
+        OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=Capture(partial).client)),
+        request,
+    )
     assert reply.status == "truncated"
     assert reply.text == json.dumps(ANSWER)
     filtered = responses_reply(status="incomplete", incomplete_details={"reason": "content_filter"})
-    reply = run(OpenAIResponsesAdapter(api_key=KEY, client=Capture(filtered).client), request)
+    reply = run(
+        OpenAIResponsesAdapter(
+            api_key=KEY, http=TransportSettings(client=Capture(filtered).client)
+        ),
+        request,
+    )
     assert reply.status == "refused"
     assert "content filter" in (reply.refusal or "")
 
@@ -361,9 +375,19 @@ def test_openai_failed_and_odd_responses_are_provider_errors(tmp_path):
     request = make_request(tmp_path, plain=True)
     failed = responses_reply(status="failed", error={"code": "server_error", "message": "boom"})
     with pytest.raises(ProviderError, match="server_error: boom"):
-        run(OpenAIResponsesAdapter(api_key=KEY, client=Capture(failed).client), request)
+        run(
+            OpenAIResponsesAdapter(
+                api_key=KEY, http=TransportSettings(client=Capture(failed).client)
+            ),
+            request,
+        )
     with pytest.raises(ProviderError, match="unexpected response"):
-        run(OpenAIResponsesAdapter(api_key=KEY, client=Capture({"nope": 1}).client), request)
+        run(
+            OpenAIResponsesAdapter(
+                api_key=KEY, http=TransportSettings(client=Capture({"nope": 1}).client)
+            ),
+            request,
+        )
 
 
 def test_openai_cost_from_price_table(tmp_path):
@@ -371,13 +395,19 @@ def test_openai_cost_from_price_table(tmp_path):
         {"openai:gpt-test": {"input": 2.0, "output": 8.0, "cached_input": 0.5}}
     )
     adapter = OpenAIResponsesAdapter(
-        model="gpt-test", api_key=KEY, prices=prices, client=Capture(responses_reply()).client
+        model="gpt-test",
+        api_key=KEY,
+        prices=prices,
+        http=TransportSettings(client=Capture(responses_reply()).client),
     )
     reply = run(adapter, make_request(tmp_path, plain=True))
     # 600 uncached x 2.0 + 400 cached x 0.5 + 200 output x 8.0, per million tokens.
     assert reply.usage.cost_usd == pytest.approx((600 * 2.0 + 400 * 0.5 + 200 * 8.0) / 1e6)
     unknown = OpenAIResponsesAdapter(
-        model="other", api_key=KEY, prices=prices, client=Capture(responses_reply()).client
+        model="other",
+        api_key=KEY,
+        prices=prices,
+        http=TransportSettings(client=Capture(responses_reply()).client),
     )
     assert run(unknown, make_request(tmp_path, plain=True)).usage.cost_usd is None
 
@@ -385,7 +415,7 @@ def test_openai_cost_from_price_table(tmp_path):
 def test_openai_pdf_pages_mode(tmp_path):
     capture = Capture(responses_reply())
     adapter = OpenAIResponsesAdapter(
-        api_key=KEY, pdf_mode="pages", pdf_dpi=40, client=capture.client
+        api_key=KEY, pdf_mode="pages", pdf_dpi=40, http=TransportSettings(client=capture.client)
     )
     run(adapter, make_request(tmp_path))
     types = [part["type"] for part in capture.bodies[0]["input"][0]["content"]]
@@ -400,7 +430,10 @@ def test_anthropic_exact_body_and_headers(tmp_path):
     request = make_request(tmp_path, plain=True)
     capture = Capture(messages_reply())
     adapter = AnthropicMessagesAdapter(
-        model="claude-test", api_key=KEY, temperature=0.0, client=capture.client
+        model="claude-test",
+        api_key=KEY,
+        temperature=0.0,
+        http=TransportSettings(client=capture.client),
     )
     reply = run(adapter, request)
     sent = capture.requests[0]
@@ -454,7 +487,10 @@ def test_anthropic_attachments_are_image_and_document_blocks(tmp_path):
     capture = Capture(messages_reply())
     run(
         AnthropicMessagesAdapter(
-            api_key=KEY, max_output_tokens=900, strict_tool=True, client=capture.client
+            api_key=KEY,
+            max_output_tokens=900,
+            strict_tool=True,
+            http=TransportSettings(client=capture.client),
         ),
         request,
     )
@@ -559,15 +595,24 @@ def test_anthropic_stop_reasons(tmp_path):
     request = make_request(tmp_path, plain=True)
     cut = messages_reply(stop_reason="max_tokens")
     assert run(
-        AnthropicMessagesAdapter(api_key=KEY, client=Capture(cut).client), request
+        AnthropicMessagesAdapter(api_key=KEY, http=TransportSettings(client=Capture(cut).client)),
+        request,
     ).status == ("truncated")
     refused = messages_reply(
         stop_reason="refusal", content=[{"type": "text", "text": "I won't do that."}]
     )
-    reply = run(AnthropicMessagesAdapter(api_key=KEY, client=Capture(refused).client), request)
+    reply = run(
+        AnthropicMessagesAdapter(
+            api_key=KEY, http=TransportSettings(client=Capture(refused).client)
+        ),
+        request,
+    )
     assert (reply.status, reply.refusal) == ("refused", "I won't do that.")
     prose = messages_reply(stop_reason="end_turn", content=[{"type": "text", "text": "{}"}])
-    reply = run(AnthropicMessagesAdapter(api_key=KEY, client=Capture(prose).client), request)
+    reply = run(
+        AnthropicMessagesAdapter(api_key=KEY, http=TransportSettings(client=Capture(prose).client)),
+        request,
+    )
     assert (reply.status, reply.text, reply.data) == ("complete", "{}", None)
 
 
@@ -575,7 +620,7 @@ def test_anthropic_repair_turns_alternate_roles(tmp_path):
     capture = Capture(messages_reply())
     hint = RepairHint(previous='{"summary": 1}', problem="summary: not a string")
     run(
-        AnthropicMessagesAdapter(api_key=KEY, client=capture.client),
+        AnthropicMessagesAdapter(api_key=KEY, http=TransportSettings(client=capture.client)),
         make_request(tmp_path, plain=True),
         hint,
     )
@@ -598,7 +643,7 @@ def test_chat_exact_body_without_a_key(tmp_path):
         top_p=0.5,
         max_output_tokens=512,
         provider="vllm",
-        client=capture.client,
+        http=TransportSettings(client=capture.client),
     )
     reply = run(adapter, request)
     sent = capture.requests[0]
@@ -634,7 +679,10 @@ def test_chat_renders_pdf_pages_to_png(tmp_path):
     capture = Capture(chat_reply())
     run(
         OpenAICompatibleChatAdapter(
-            model="m", base_url="http://127.0.0.1:1/v1", pdf_dpi=50, client=capture.client
+            model="m",
+            base_url="http://127.0.0.1:1/v1",
+            pdf_dpi=50,
+            http=TransportSettings(client=capture.client),
         ),
         request,
     )
@@ -666,7 +714,7 @@ def test_chat_page_limit_is_noted_and_pdf_as_file_flag(tmp_path):
             base_url="http://127.0.0.1:1/v1",
             max_pdf_pages=1,
             pdf_dpi=30,
-            client=capture.client,
+            http=TransportSettings(client=capture.client),
         ),
         request,
     )
@@ -680,7 +728,10 @@ def test_chat_page_limit_is_noted_and_pdf_as_file_flag(tmp_path):
     capture = Capture(chat_reply())
     run(
         OpenAICompatibleChatAdapter(
-            model="m", base_url="http://127.0.0.1:1/v1", pdf_as_file=True, client=capture.client
+            model="m",
+            base_url="http://127.0.0.1:1/v1",
+            pdf_as_file=True,
+            http=TransportSettings(client=capture.client),
         ),
         request,
     )
@@ -699,7 +750,9 @@ def test_chat_reply_states(tmp_path):
 
     def reply_for(payload: dict[str, Any]) -> AdapterReply:
         adapter = OpenAICompatibleChatAdapter(
-            model="m", base_url="http://127.0.0.1:1/v1", client=Capture(payload).client
+            model="m",
+            base_url="http://127.0.0.1:1/v1",
+            http=TransportSettings(client=Capture(payload).client),
         )
         return run(adapter, request)
 
@@ -722,7 +775,9 @@ def test_chat_never_reads_the_openai_key(tmp_path, monkeypatch):
     capture = Capture(chat_reply())
     run(
         OpenAICompatibleChatAdapter(
-            model="m", base_url="http://127.0.0.1:1/v1", client=capture.client
+            model="m",
+            base_url="http://127.0.0.1:1/v1",
+            http=TransportSettings(client=capture.client),
         ),
         make_request(tmp_path, plain=True),
     )
@@ -733,7 +788,7 @@ def test_chat_never_reads_the_openai_key(tmp_path, monkeypatch):
         model="m",
         base_url="http://127.0.0.1:1/v1",
         api_key_env="LOCAL_LLM_KEY",
-        client=capture.client,
+        http=TransportSettings(client=capture.client),
     )
     run(adapter, make_request(tmp_path, plain=True))
     assert capture.requests[0].headers["authorization"] == "Bearer local-secret-1"
@@ -771,7 +826,7 @@ def test_describe_has_settings_and_no_secret():
         base_url="https://proxy-user:proxy-pass@llm.example.test/v1",
         temperature=0.7,
         max_output_tokens=100,
-        extra_body={"metadata": {"token": KEY}},
+        http=TransportSettings(extra_body={"metadata": {"token": KEY}}),
     )
     described = adapter.describe()
     assert described["provider"] == "openai"
@@ -810,7 +865,7 @@ def test_usage_records_are_per_call_even_under_concurrency(tmp_path):
         return httpx.Response(200, json=reply)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    adapter = OpenAIResponsesAdapter(api_key=KEY, client=client)
+    adapter = OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=client))
 
     async def go() -> list[AdapterReply]:
         async with client:
@@ -836,7 +891,7 @@ def test_usage_records_are_per_call_even_under_concurrency(tmp_path):
 
 def test_failed_calls_are_recorded_and_reraised(tmp_path):
     capture = Capture({"error": {"message": "bad", "type": "invalid_request_error"}}, status=400)
-    adapter = OpenAIResponsesAdapter(api_key=KEY, client=capture.client)
+    adapter = OpenAIResponsesAdapter(api_key=KEY, http=TransportSettings(client=capture.client))
     with pytest.raises(ProviderError):
         run(adapter, make_request(tmp_path, plain=True))
     (record,) = adapter.usage_records
@@ -852,9 +907,13 @@ def test_missing_attachment_names_the_reference_and_file_not_the_path(tmp_path):
     request = make_request(tmp_path, extra=[artifact_from_path(pdf, authority="evidence")])
     pdf.unlink()
     for adapter in (
-        OpenAIResponsesAdapter(api_key=KEY, client=Capture(responses_reply()).client),
+        OpenAIResponsesAdapter(
+            api_key=KEY, http=TransportSettings(client=Capture(responses_reply()).client)
+        ),
         OpenAICompatibleChatAdapter(
-            model="m", base_url="http://127.0.0.1:1/v1", client=Capture(chat_reply()).client
+            model="m",
+            base_url="http://127.0.0.1:1/v1",
+            http=TransportSettings(client=Capture(chat_reply()).client),
         ),
     ):
         with pytest.raises(InputFileNotFoundError) as caught:

@@ -29,6 +29,7 @@ from docevals_mlflow.judges.adapters import (
 from docevals_mlflow.judges.adapters.base import HttpAdapter
 from docevals_mlflow.judges.judge import JudgeResult, ModelJudge
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.transport import RetryPolicy
 from docevals_mlflow.judges.usage import PriceTable
 from tests.judges.provider_server import (
@@ -47,25 +48,64 @@ FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 """Backoff short enough for tests; Retry-After from the server still wins."""
 
 
-def openai_adapter(server: ProviderServer, **options: Any) -> HttpAdapter:
-    options.setdefault("retry_policy", FAST)
+def fast(**settings: Any) -> TransportSettings:
+    """Transport settings with the short test backoff unless a policy is given."""
+    settings.setdefault("retry_policy", FAST)
+    return TransportSettings(**settings)
+
+
+def openai_adapter(
+    server: ProviderServer,
+    *,
+    prices: PriceTable | None = None,
+    max_output_tokens: int | None = None,
+    **transport: Any,
+) -> HttpAdapter:
     return OpenAIResponsesAdapter(
-        model="gpt-test", api_key=KEY, base_url=server.base_url, temperature=0.2, **options
+        model="gpt-test",
+        api_key=KEY,
+        base_url=server.base_url,
+        temperature=0.2,
+        max_output_tokens=max_output_tokens,
+        prices=prices,
+        http=fast(**transport),
     )
 
 
-def anthropic_adapter(server: ProviderServer, **options: Any) -> HttpAdapter:
-    options.setdefault("retry_policy", FAST)
+def anthropic_adapter(
+    server: ProviderServer,
+    *,
+    prices: PriceTable | None = None,
+    max_output_tokens: int | None = None,
+    **transport: Any,
+) -> HttpAdapter:
     return AnthropicMessagesAdapter(
-        model="claude-test", api_key=KEY, base_url=server.base_url, temperature=0.2, **options
+        model="claude-test",
+        api_key=KEY,
+        base_url=server.base_url,
+        temperature=0.2,
+        max_output_tokens=max_output_tokens,
+        prices=prices,
+        http=fast(**transport),
     )
 
 
-def chat_adapter(server: ProviderServer, **options: Any) -> HttpAdapter:
-    options.setdefault("retry_policy", FAST)
-    options.setdefault("pdf_dpi", 40)
+def chat_adapter(
+    server: ProviderServer,
+    *,
+    prices: PriceTable | None = None,
+    max_output_tokens: int | None = None,
+    **transport: Any,
+) -> HttpAdapter:
     return OpenAICompatibleChatAdapter(
-        model="local-vl", api_key=KEY, base_url=server.base_url, temperature=0.2, **options
+        model="local-vl",
+        api_key=KEY,
+        base_url=server.base_url,
+        temperature=0.2,
+        max_output_tokens=max_output_tokens,
+        pdf_dpi=40,
+        prices=prices,
+        http=fast(**transport),
     )
 
 

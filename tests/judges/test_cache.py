@@ -4,7 +4,7 @@ from docevals_mlflow import EvaluationCase, Evaluator, artifact_from_value
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
 from docevals_mlflow.judges.cache import JudgeCache
 from docevals_mlflow.judges.judge import ModelJudge
-from tests.judges.fakes import ScriptedAdapter, answer
+from docevals_mlflow.judges.testing import ScriptedAdapter, answer
 
 
 def cases(values):

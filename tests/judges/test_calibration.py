@@ -36,7 +36,7 @@ from docevals_mlflow.judges.calibration import (
     kappa_strength,
     load_human_labels,
 )
-from tests.judges.fakes import ScriptedAdapter, answer
+from docevals_mlflow.judges.testing import ScriptedAdapter, answer
 
 # What a scripted judge says about the two prediction claims of a case (p00001 is
 # $.name, p00002 $.total; the one reference claim r00001 is always "matched").

@@ -15,6 +15,11 @@ import pytest
 from docevals_mlflow import ExactStructuredMetric, LLMJudgeMetric
 from docevals_mlflow.errors import ConfigurationError, InputError, InputFileNotFoundError
 from docevals_mlflow.evaluation.config import load_pipeline_config
+from docevals_mlflow.evaluation.judge_metrics import (
+    judge_panel_metric,
+    llm_judge_metric,
+    load_judge_panel_metric,
+)
 from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric
 from docevals_mlflow.judges.adapters import (
     AnthropicMessagesAdapter,
@@ -238,7 +243,7 @@ PANEL = """\
 
 def test_panel_file_builds_a_panel_metric(tmp_path: Path) -> None:
     config = load_panel_config(write_text(tmp_path / "panel.yaml", PANEL))
-    panel = config.build(environ=ENV)
+    panel = judge_panel_metric(config, JudgeRuntime(environ=ENV))
     assert isinstance(panel, JudgePanelMetric)
     assert panel.name == "invoice_panel"
     assert (panel.vote_rule, panel.minimum_agreement) == ("unanimous", 0.6)
@@ -362,7 +367,7 @@ def test_building_a_variant_without_its_key_names_file_and_variant(tmp_path: Pat
     path = write_text(tmp_path / "panel.yaml", PANEL)
     runtime = JudgeRuntime(environ={"OPENAI_API_KEY": KEY})
     with pytest.raises(ConfigurationError) as raised:
-        runtime.panel_from_file(path)
+        load_judge_panel_metric(path, runtime)
     message = str(raised.value)
     assert str(path) in message
     assert "variant 'claude'" in message
@@ -375,13 +380,14 @@ def test_building_a_variant_without_its_key_names_file_and_variant(tmp_path: Pat
 
 def test_runtime_concurrency_fills_only_unset_limits(tmp_path: Path) -> None:
     runtime = JudgeRuntime(max_concurrency=1, environ=ENV)
-    panel = runtime.panel(load_panel_config(write_text(tmp_path / "panel.yaml", PANEL)), name="p")
+    config = load_panel_config(write_text(tmp_path / "panel.yaml", PANEL))
+    panel = judge_panel_metric(config, runtime, name="p")
     limits = {variant.name: variant.judge.adapter.transport for variant in panel.variants}
     assert panel.name == "p"
     # The file's own max_concurrency (2) is more specific than the command line's.
     assert limits["local"].max_concurrency == 2
     assert limits["gpt-cold"].max_concurrency == 1
-    metric = runtime.judge_metric(JudgeConfig(provider="anthropic"), name="claude_judge")
+    metric = llm_judge_metric(JudgeConfig(provider="anthropic"), runtime, name="claude_judge")
     assert isinstance(metric, LLMJudgeMetric)
     assert metric.name == "claude_judge"
     assert metric.judge.adapter.transport.max_concurrency == 1

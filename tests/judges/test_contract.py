@@ -21,7 +21,7 @@ from docevals_mlflow.judges.judge import AdapterReply, ModelJudge
 from docevals_mlflow.judges.output import OutputParseError, parse_judge_output
 from docevals_mlflow.judges.request import BASE_INSTRUCTIONS, build_judge_request
 from docevals_mlflow.judges.scoring import score_judgement
-from tests.judges.fakes import ScriptedAdapter, answer
+from docevals_mlflow.judges.testing import ScriptedAdapter, answer
 
 
 def png(path):

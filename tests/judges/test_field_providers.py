@@ -9,6 +9,7 @@ from docevals_mlflow.evaluation.field_providers import field_providers
 from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.embeddings import EmbeddingClient
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.transport import RetryPolicy
 from tests.judges.provider_server import ok, status
 
@@ -96,7 +97,7 @@ def test_a_failing_provider_leaves_pairs_undecided_not_the_batch(provider_server
     provider_server.script("chat/completions", *[status(400, message="bad request")] * 2)
     providers = field_providers(
         llm=OpenAICompatibleChatAdapter(
-            model="judge", base_url=provider_server.base_url, max_retries=0
+            model="judge", base_url=provider_server.base_url, http=TransportSettings(max_retries=0)
         )
     )
     schema = DocumentSchema.model_validate(
@@ -135,8 +136,10 @@ def llm_documents(*pairs):
     ]
 
 
-def chat(server, **options):
-    return OpenAICompatibleChatAdapter(model="judge", base_url=server.base_url, **options)
+def chat(server, **transport):
+    return OpenAICompatibleChatAdapter(
+        model="judge", base_url=server.base_url, http=TransportSettings(**transport)
+    )
 
 
 def test_pairs_already_decided_are_not_asked_again(provider_server):

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from docevals_mlflow import ConfigurationError, EvaluationCase, artifact_from_value
 from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
+from docevals_mlflow.judges.settings import TransportSettings
+from docevals_mlflow.judges.testing import ScriptedAdapter, answer
 from docevals_mlflow.judges.voting import decide, group_vote
-from tests.judges.fakes import ScriptedAdapter, answer
 
 
 def case(**fields):
@@ -237,7 +238,10 @@ def chat_adapter_capturing(bodies: list[dict], **options):
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
     return OpenAICompatibleChatAdapter(
-        model="local", base_url="http://127.0.0.1:9/v1", client=client, **options
+        model="local",
+        base_url="http://127.0.0.1:9/v1",
+        http=TransportSettings(client=client),
+        **options,
     )
 
 

@@ -38,6 +38,7 @@ from docevals_mlflow.judges.cache import JudgeCache
 from docevals_mlflow.judges.judge import CallableAdapter, ModelJudge, ask_structured
 from docevals_mlflow.judges.output import parse_judge_output
 from docevals_mlflow.judges.request import build_judge_request
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.transport import Transport, redact
 from docevals_mlflow.reports.files import write_report
 
@@ -166,7 +167,9 @@ def test_adapters_register_their_key_headers_and_user_info() -> None:
         model="m",
         base_url="http://proxy-user:proxy-pass-0123@127.0.0.1:9/v1",
         api_key=KEY,
-        extra_headers={"X-Gateway-Token": "gateway-0123456789", "X-Trace": "trace-0123456789"},
+        http=TransportSettings(
+            extra_headers={"X-Gateway-Token": "gateway-0123456789", "X-Trace": "trace-0123456789"}
+        ),
     )
     known = set(registered_secrets())
     assert {KEY, "gateway-0123456789", "proxy-pass-0123", "proxy-user:proxy-pass-0123"} <= known
@@ -230,7 +233,10 @@ def test_a_short_placeholder_key_leaves_answers_alone() -> None:
         client = httpx.AsyncClient(transport=httpx.MockTransport(lambda _: next(answers)))
         async with client:
             adapter = OpenAICompatibleChatAdapter(
-                model="m", base_url="http://127.0.0.1:9/v1", api_key="EMPTY", client=client
+                model="m",
+                base_url="http://127.0.0.1:9/v1",
+                api_key="EMPTY",
+                http=TransportSettings(client=client),
             )
             request = build_judge_request(case())
             reply = await adapter.agenerate(request)

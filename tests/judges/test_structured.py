@@ -8,7 +8,7 @@ import pytest
 from docevals_mlflow.judges.judge import AdapterReply, ask_structured
 from docevals_mlflow.judges.output import OutputParseError
 from docevals_mlflow.judges.request import JudgeRequest
-from tests.judges.fakes import ScriptedAdapter
+from docevals_mlflow.judges.testing import ScriptedAdapter
 
 REQUEST = JudgeRequest(instructions="Count.", task={"n": 1})
 

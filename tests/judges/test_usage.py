@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.request import JudgeRequest
+from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import PriceTable, Usage, canonical_provider, total_usage
 
 PRICE = {"input": 1.0, "output": 2.0}
@@ -51,9 +52,8 @@ def test_a_chat_adapter_reports_the_canonical_provider_and_finds_its_price():
     adapter = OpenAICompatibleChatAdapter(
         model="qwen",
         base_url="http://127.0.0.1:9/v1",
-        client=client,
-        # Written the way --judge and panel files spell the provider.
         prices=PriceTable.from_mapping({"openai-compatible:qwen": PRICE}),
+        http=TransportSettings(client=client),
     )
     assert adapter.describe()["provider"] == "openai-compatible"
     request = JudgeRequest(instructions="i", task={}, output_schema={"type": "object"})

@@ -1,5 +1,9 @@
 """Helpers and constants shared by the schema importers: error locations, number and
-text checks, scalar field specs and IDP evaluation method names."""
+text checks, scalar field specs and IDP evaluation method names.
+
+Which names a format accepts for a method, and what its threshold means, come from the
+method records (:mod:`docevals_mlflow.fields.registry`), plugins' included; only the
+order in which messages list the names is kept here, as each format documents them."""
 
 from __future__ import annotations
 
@@ -9,27 +13,43 @@ from typing import Any, Literal, TypeGuard
 
 from docevals_mlflow.core.values import as_number
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields import registry
 from docevals_mlflow.fields.schema import (
     DateOrder,
     FieldSpec,
     FuzzyScorer,
-    Method,
 )
 
-_AnyMethod = Method | Literal["HUNGARIAN"]
+_AnyMethod = str
+"""A scalar method's name, or ``HUNGARIAN`` (the list method)."""
 
-# Spelled out rather than derived so mypy sees each value as the Literal it is.
-_IDP_METHODS: dict[str, _AnyMethod] = {
-    "EXACT": "EXACT",
-    "NUMERIC_EXACT": "NUMERIC_EXACT",
-    "FUZZY": "FUZZY",
-    "HUNGARIAN": "HUNGARIAN",
-    "SEMANTIC": "SEMANTIC",
-    "LLM": "LLM",
-    "LEVENSHTEIN": "LEVENSHTEIN",
-    "DATE": "DATE",
-    "NORMALIZED": "NORMALIZED",
-}
+IDP_LISTING_ORDER: tuple[str, ...] = (
+    "EXACT",
+    "NUMERIC_EXACT",
+    "FUZZY",
+    "HUNGARIAN",
+    "SEMANTIC",
+    "LLM",
+    "LEVENSHTEIN",
+    "DATE",
+    "NORMALIZED",
+)
+"""The order in which the IDP accelerator lists its evaluation methods, kept for the
+lists of valid names in messages (plugin methods follow, by name)."""
+
+
+def listed(names: list[str], order: tuple[str, ...]) -> list[str]:
+    """``names`` in ``order`` (as a format documents them), the others after."""
+    rank = {name: index for index, name in enumerate(order)}
+    return sorted(names, key=lambda name: (rank.get(name, len(rank)), names.index(name)))
+
+
+def threshold_is_tolerance(method: str | None) -> bool:
+    """Whether ``method``'s threshold is a tolerance (``NUMERIC_EXACT``'s absolute
+    tolerance) rather than a score in [0, 1]."""
+    record = registry.find_field_method(method) if method is not None else None
+    return record is not None and record.threshold_kind == "tolerance"
+
 
 # An imported list without a configured threshold gets the IDP accelerator's own
 # default for arrays of objects, recorded explicitly: pairs are made as Stickler 1.0
@@ -107,7 +127,7 @@ def _schema_id(data: Mapping[str, Any], keys: tuple[str, ...], default: str) -> 
 
 
 def _scalar_spec(
-    method: Method | None,
+    method: str | None,
     threshold: float | None,
     where: _Where,
     path: str,
@@ -119,15 +139,16 @@ def _scalar_spec(
     fuzzy_scorer: FuzzyScorer | None = None,
     date_order: DateOrder | None = None,
     case_sensitive: bool | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> FieldSpec:
     # Checked here (not only by FieldSpec) so the error names the class, path and key.
-    if threshold is not None and method != "NUMERIC_EXACT" and threshold > 1:
+    if threshold is not None and not threshold_is_tolerance(method) and threshold > 1:
         raise where.error(
             path,
             f"{key} {threshold:g} is out of range for {method or 'the default method'}",
             expected=_range_text(0.0, 1.0, above=False),
         )
-    options: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "method": method,
         "threshold": threshold,
         "description": description,
@@ -137,17 +158,19 @@ def _scalar_spec(
         "date_order": date_order,
         "case_sensitive": case_sensitive,
     }
-    # Unset options are left out so the model's own defaults apply.
-    return FieldSpec(**{name: value for name, value in options.items() if value is not None})
+    # Unset options are left out so the model's own defaults apply; a plugin method's
+    # own options are written next to the others, as in a native schema.
+    settings.update(options or {})
+    return FieldSpec(**{name: value for name, value in settings.items() if value is not None})
 
 
 def _method_name(value: Any, where: _Where, path: str, key: str) -> _AnyMethod | None:
     """An IDP evaluation method name (any case), or ``None`` when not set."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    method = _IDP_METHODS.get(value.strip().upper()) if isinstance(value, str) else None
-    if method is None:
-        raise where.error(
-            path, f"unknown {key} {value!r}; valid methods: {', '.join(_IDP_METHODS)}"
-        )
-    return method
+    name = value.strip().upper() if isinstance(value, str) else None
+    # The IDP's method names are the native ones (plugins' included), and HUNGARIAN.
+    if name == "HUNGARIAN" or (name is not None and registry.find_field_method(name)):
+        return name
+    names = listed(["HUNGARIAN", *registry.field_method_names()], IDP_LISTING_ORDER)
+    raise where.error(path, f"unknown {key} {value!r}; valid methods: {', '.join(names)}")

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.fields import registry
 from docevals_mlflow.fields.importers.common import (
     IDP_DEFAULT_MATCH_THRESHOLD,
     _AnyMethod,
@@ -35,14 +36,27 @@ from docevals_mlflow.fields.importers.common import (
     _schema_id,
     _text,
     _Where,
+    listed,
+    threshold_is_tolerance,
 )
-from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec, Method
+from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 
-_HUNGARIAN_COMPARATORS: dict[str, Method] = {
-    "EXACT": "EXACT",
-    "FUZZY": "FUZZY",
-    "NUMERIC": "NUMERIC_EXACT",
-}
+HUNGARIAN_LISTING_ORDER: tuple[str, ...] = ("EXACT", "FUZZY", "NUMERIC")
+"""The order in which the IDP lists its ``hungarian_comparator`` names, for messages
+(the names themselves are ``FieldMethod.idp_list_comparator``)."""
+
+
+def _hungarian_comparators(*, load: bool) -> dict[str, str]:
+    """``hungarian_comparator`` name → method, of the methods known (``load``: after
+    loading the plugins)."""
+    methods = registry.field_methods() if load else registry.BUILTIN_METHODS
+    return {
+        method.idp_list_comparator: method.name
+        for method in methods
+        if method.idp_list_comparator is not None
+    }
+
+
 _ATTRIBUTE_TYPES = ("simple", "group", "list")
 
 
@@ -149,18 +163,20 @@ def _idp_kind(attribute: Mapping[str, Any], where: _Where, path: str) -> str:
     return kind
 
 
-def _idp_comparator(attribute: Mapping[str, Any], where: _Where, path: str) -> Method | None:
+def _idp_comparator(attribute: Mapping[str, Any], where: _Where, path: str) -> str | None:
     value = attribute.get("hungarian_comparator")
     if value is None:
         return None
-    comparator = (
-        _HUNGARIAN_COMPARATORS.get(value.strip().upper()) if isinstance(value, str) else None
-    )
+    name = value.strip().upper() if isinstance(value, str) else None
+    # Built-in names first: plugins are loaded only for a name that is not one.
+    comparator = _hungarian_comparators(load=False).get(name or "")
+    if comparator is None and name is not None:
+        comparator = _hungarian_comparators(load=True).get(name)
     if comparator is None:
+        names = listed(list(_hungarian_comparators(load=True)), HUNGARIAN_LISTING_ORDER)
         raise where.error(
             path,
-            f"unknown hungarian_comparator {value!r}; "
-            f"valid comparators: {', '.join(_HUNGARIAN_COMPARATORS)}",
+            f"unknown hungarian_comparator {value!r}; valid comparators: {', '.join(names)}",
         )
     return comparator
 
@@ -238,7 +254,7 @@ def _idp_threshold(
         path,
         "evaluation_threshold",
         # For NUMERIC_EXACT the threshold is an absolute tolerance, not a score.
-        high=None if method == "NUMERIC_EXACT" else 1.0,
+        high=None if threshold_is_tolerance(method) else 1.0,
     )
 
 
@@ -273,7 +289,7 @@ def _idp_object_list(
 
 def _idp_scalar_list(
     method: _AnyMethod | None,
-    comparator: Method | None,
+    comparator: str | None,
     threshold: Any,
     where: _Where,
     path: str,
@@ -282,12 +298,14 @@ def _idp_scalar_list(
 ) -> FieldSpec:
     item_path = f"{path}[]"
     if method is None or method == "HUNGARIAN":
-        item_method: Method = comparator or "EXACT"
+        item_method = comparator or "EXACT"
         score = (
             None if threshold is None else _number(threshold, where, path, "evaluation_threshold")
         )
-        # The IDP reads a HUNGARIAN threshold only for its FUZZY comparator.
-        item_threshold = score if item_method == "FUZZY" else None
+        # The IDP reads a HUNGARIAN threshold only for its FUZZY comparator: the one
+        # graded comparator, whose list label shows its threshold.
+        record = registry.get_field_method(item_method)
+        item_threshold = score if record.threshold_in_list_label else None
     else:
         item_method = method
         item_threshold = _idp_threshold(threshold, method, where, path)

@@ -18,35 +18,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from docevals_mlflow.fields.importers.common import _AnyMethod, _method_name, _number
+from docevals_mlflow.fields import registry
+from docevals_mlflow.fields.importers.common import (
+    _AnyMethod,
+    _method_name,
+    _number,
+    listed,
+    threshold_is_tolerance,
+)
 from docevals_mlflow.fields.importers.json_refs import _JsonContext
-from docevals_mlflow.fields.schema import DateOrder, FuzzyScorer, Method
+from docevals_mlflow.fields.registry import FieldMethod, names_text
+from docevals_mlflow.fields.schema import DateOrder, FuzzyScorer
 
-_STICKLER_COMPARATORS: dict[str, Method] = {
-    "ExactComparator": "EXACT",
-    "NumericComparator": "NUMERIC_EXACT",
-    "FuzzyComparator": "FUZZY",
-    "LevenshteinComparator": "LEVENSHTEIN",
-    "SemanticComparator": "SEMANTIC",
-    "LLMComparator": "LLM",
-    "DateComparator": "DATE",
-    "NormalizedComparator": "NORMALIZED",
-}
-_STICKLER_SHORT_NAMES: dict[str, Method] = {
-    "exact": "EXACT",
-    "numeric": "NUMERIC_EXACT",
-    "fuzzy": "FUZZY",
-    "levenshtein": "LEVENSHTEIN",
-    "semantic": "SEMANTIC",
-    "llm": "LLM",
-    "date": "DATE",
-    "normalized": "NORMALIZED",
-}
-# Both spellings are matched without regard to case: "exactcomparator" is no less clear.
-_STICKLER_LOOKUP: dict[str, Method] = {
-    **{name.casefold(): method for name, method in _STICKLER_COMPARATORS.items()},
-    **_STICKLER_SHORT_NAMES,
-}
+STICKLER_LISTING_ORDER: tuple[str, ...] = (
+    "EXACT",
+    "NUMERIC_EXACT",
+    "FUZZY",
+    "LEVENSHTEIN",
+    "SEMANTIC",
+    "LLM",
+    "DATE",
+    "NORMALIZED",
+)
+"""The order in which Stickler lists its comparators, for messages (the names
+themselves are ``FieldMethod.stickler_names``; plugin methods follow)."""
+
+
+def _stickler_lookup(methods: tuple[FieldMethod, ...]) -> dict[str, str]:
+    # Every spelling is matched without regard to case: "exactcomparator" is no less
+    # clear than "ExactComparator".
+    return {name.casefold(): method.name for method in methods for name in method.stickler_names}
+
+
+_BUILTIN_STICKLER_LOOKUP = _stickler_lookup(registry.BUILTIN_METHODS)
 _FUZZY_SCORERS: dict[str, FuzzyScorer] = {
     "ratio": "ratio",
     "partial_ratio": "partial_ratio",
@@ -63,15 +67,33 @@ _STICKLER_THRESHOLD = "x-aws-stickler-threshold"
 _STICKLER_MATCH_THRESHOLD = "x-aws-stickler-match-threshold"
 _STICKLER_WEIGHT = "x-aws-stickler-weight"
 _STICKLER_CONFIG = "x-aws-stickler-comparator-config"
-_CONFIG_KEYS: dict[str, tuple[str, ...]] = {
-    "tolerance": ("NUMERIC_EXACT",),
-    "absolute_tolerance": ("NUMERIC_EXACT",),
-    "relative_tolerance": ("NUMERIC_EXACT",),
-    "method": ("FUZZY",),
-    "dayfirst": ("DATE",),
-    "case_sensitive": ("EXACT", "NORMALIZED"),
+_CONFIG_KEYS: dict[str, str | None] = {
+    "tolerance": None,
+    "absolute_tolerance": None,
+    "relative_tolerance": "relative_tolerance",
+    "method": "fuzzy_scorer",
+    "dayfirst": "date_order",
+    "case_sensitive": "case_sensitive",
 }
-"""Comparator settings the importer reads, and the methods that read each."""
+"""Stickler comparator settings the importer reads, and the option each sets (``None``:
+the threshold of a method whose threshold is a tolerance). Which methods accept each
+follows from the methods' records. A plugin method's own options are read from the
+config under their own names."""
+
+
+def _config_applies(key: str, record: FieldMethod | None) -> bool:
+    option = _CONFIG_KEYS[key]
+    if record is None:
+        return False
+    return record.threshold_kind == "tolerance" if option is None else record.reads(option)
+
+
+def _config_readers(key: str) -> str:
+    return names_text(
+        [method.name for method in registry.field_methods() if _config_applies(key, method)]
+    )
+
+
 _STICKLER_TOLERANCE = "x-aws-stickler-tolerance"
 
 
@@ -79,13 +101,15 @@ _STICKLER_TOLERANCE = "x-aws-stickler-tolerance"
 class _ScalarRule:
     """A scalar comparison read from one schema node; unset parts are ``None``."""
 
-    method: Method | None = None
+    method: str | None = None
     threshold: float | None = None
     threshold_key: str = _IDP_THRESHOLD
     relative_tolerance: float | None = None
     fuzzy_scorer: FuzzyScorer | None = None
     date_order: DateOrder | None = None
     case_sensitive: bool | None = None
+    options: tuple[tuple[str, Any], ...] | None = None
+    """A plugin method's own options, as the comparator config gives them."""
 
     def under(self, outer: _ScalarRule) -> _ScalarRule:
         """This rule, falling back to ``outer`` (an array's rule) for its items.
@@ -118,12 +142,20 @@ def _json_method(
     value = node.get(_STICKLER_COMPARATOR)
     if value is None:
         return None, None
-    stickler = _STICKLER_LOOKUP.get(value.strip().casefold()) if isinstance(value, str) else None
+    name = value.strip().casefold() if isinstance(value, str) else None
+    # Built-in names first: plugins are loaded only for a name that is not one.
+    stickler = _BUILTIN_STICKLER_LOOKUP.get(name or "")
+    if stickler is None and name is not None:
+        stickler = _stickler_lookup(registry.field_methods()).get(name)
     if stickler is None:
+        methods = {method.name: method for method in registry.field_methods()}
+        named = [methods[name] for name in listed(list(methods), STICKLER_LISTING_ORDER)]
+        main = [method.stickler_names[0] for method in named if method.stickler_names]
+        other = [alias for method in named for alias in method.stickler_names[1:]]
         raise context.where.error(
             path,
             f"unknown {_STICKLER_COMPARATOR} {value!r}; valid comparators: "
-            f"{', '.join(_STICKLER_COMPARATORS)} (or {', '.join(_STICKLER_SHORT_NAMES)})",
+            f"{', '.join(main)} (or {', '.join(other)})",
         )
     return stickler, _STICKLER_COMPARATOR
 
@@ -158,10 +190,11 @@ def _json_rule(
     if not isinstance(config, Mapping):
         raise context.where.error(path, f"{_STICKLER_CONFIG} must be an object")
 
+    record = registry.find_field_method(method) if method is not None else None
     misplaced = [
-        f"{_STICKLER_CONFIG}.{key} applies to {' and '.join(methods)} only"
-        for key, methods in _CONFIG_KEYS.items()
-        if key in config and method not in methods
+        f"{_STICKLER_CONFIG}.{key} applies to {_config_readers(key)} only"
+        for key in _CONFIG_KEYS
+        if key in config and not _config_applies(key, record)
     ]
     if misplaced:
         # A setting meant for another method would be dropped silently.
@@ -173,7 +206,7 @@ def _json_rule(
     fuzzy_scorer: FuzzyScorer | None = None
     date_order: DateOrder | None = None
     case_sensitive: bool | None = None
-    if method == "NUMERIC_EXACT":
+    if threshold_is_tolerance(method):
         # A tolerance, never Stickler's score threshold (see the module docstring).
         for key, source in (
             (_IDP_THRESHOLD, node),
@@ -186,33 +219,39 @@ def _json_rule(
                 threshold = _number(source[key], context.where, path, label, high=None)
                 threshold_key = label
                 break
-        if config.get("relative_tolerance") is not None:
-            relative_tolerance = _number(
-                config["relative_tolerance"],
-                context.where,
-                path,
-                f"{_STICKLER_CONFIG}.relative_tolerance",
-                high=None,
-            )
     else:
         for key in (_IDP_THRESHOLD, _STICKLER_THRESHOLD):
             if node.get(key) is not None:
                 threshold = _number(node[key], context.where, path, key)
                 threshold_key = key
                 break
-        if method == "FUZZY" and config.get("method") is not None:
-            fuzzy_scorer = _FUZZY_SCORERS.get(str(config["method"]))
-            if fuzzy_scorer is None:
-                raise context.where.error(
-                    path,
-                    f"unknown {_STICKLER_CONFIG}.method {config['method']!r}; "
-                    f"valid scorers: {', '.join(_FUZZY_SCORERS)}",
-                )
-        if method == "DATE" and config.get("dayfirst") is not None:
-            day_first = _config_flag(config, "dayfirst", context, path)
-            date_order = "day_first" if day_first else "month_first"
-        if method in ("EXACT", "NORMALIZED") and config.get("case_sensitive") is not None:
-            case_sensitive = _config_flag(config, "case_sensitive", context, path)
+    # Past the check above, a setting present is one the method reads.
+    if config.get("relative_tolerance") is not None:
+        relative_tolerance = _number(
+            config["relative_tolerance"],
+            context.where,
+            path,
+            f"{_STICKLER_CONFIG}.relative_tolerance",
+            high=None,
+        )
+    if config.get("method") is not None:
+        fuzzy_scorer = _FUZZY_SCORERS.get(str(config["method"]))
+        if fuzzy_scorer is None:
+            raise context.where.error(
+                path,
+                f"unknown {_STICKLER_CONFIG}.method {config['method']!r}; "
+                f"valid scorers: {', '.join(_FUZZY_SCORERS)}",
+            )
+    if config.get("dayfirst") is not None:
+        day_first = _config_flag(config, "dayfirst", context, path)
+        date_order = "day_first" if day_first else "month_first"
+    if config.get("case_sensitive") is not None:
+        case_sensitive = _config_flag(config, "case_sensitive", context, path)
+    own = [
+        (option.name, config[option.name])
+        for option in (record.options if record is not None else ())
+        if option.name not in registry.BUILTIN_OPTIONS and option.name in config
+    ]
     return _ScalarRule(
         method=method,
         threshold=threshold,
@@ -221,6 +260,7 @@ def _json_rule(
         fuzzy_scorer=fuzzy_scorer,
         date_order=date_order,
         case_sensitive=case_sensitive,
+        options=tuple(own) or None,
     )
 
 

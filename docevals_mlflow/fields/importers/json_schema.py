@@ -215,6 +215,7 @@ def _json_normalized_field(
         fuzzy_scorer=rule.fuzzy_scorer,
         date_order=rule.date_order,
         case_sensitive=rule.case_sensitive,
+        options=dict(rule.options or ()),
     )
 
 

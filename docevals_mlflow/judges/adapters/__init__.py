@@ -2,6 +2,10 @@
 completions (vLLM, Ollama, llama.cpp, LM Studio), all on one pooled, retrying
 transport with per-call usage accounting.
 
+Each adapter takes its provider options as keyword arguments and its transport
+(timeouts, retries, limits, extra headers and body keys, the client) as one
+:class:`TransportSettings` (``http=``).
+
 Keys come from the ``api_key`` argument or the provider's environment variable
 (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``), never from a file, and never appear in
 errors, logs, usage records or :meth:`describe` output.
@@ -22,19 +26,28 @@ from docevals_mlflow.judges.adapters.attachments import (
     reference_label,
     render_pdf,
 )
-from docevals_mlflow.judges.adapters.base import HttpAdapter, UsageRecord
+from docevals_mlflow.judges.adapters.base import (
+    AdapterOptions,
+    HostedAdapterOptions,
+    HttpAdapter,
+    UsageRecord,
+)
 from docevals_mlflow.judges.adapters.openai_chat import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.adapters.openai_responses import OpenAIResponsesAdapter
+from docevals_mlflow.judges.settings import TransportSettings
 
 __all__ = [
+    "AdapterOptions",
     "AnthropicMessagesAdapter",
     "AttachmentPolicy",
     "FilePart",
+    "HostedAdapterOptions",
     "HttpAdapter",
     "ImagePart",
     "OpenAICompatibleChatAdapter",
     "OpenAIResponsesAdapter",
     "TextPart",
+    "TransportSettings",
     "UsageRecord",
     "anthropic_input_schema",
     "attachment_parts",

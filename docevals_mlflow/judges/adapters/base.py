@@ -1,6 +1,9 @@
 """What every HTTP provider adapter shares: settings, the API key, the transport,
 and per-call usage accounting.
 
+Every adapter takes its provider options (model, temperature, ...) as keyword
+arguments and its transport as one :class:`TransportSettings` value (``http=``).
+
 A subclass says where to send (:meth:`HttpAdapter.url`), what to send
 (:meth:`HttpAdapter.build_body`, :meth:`HttpAdapter.headers`) and how to read the
 answer (:meth:`HttpAdapter.parse_reply`, :meth:`HttpAdapter.parse_usage`);
@@ -11,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import os
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypedDict, Unpack
 
 import httpx
 
@@ -26,17 +32,12 @@ from docevals_mlflow.errors import ConfigurationError, ProviderError
 from docevals_mlflow.judges.adapters.attachments import AttachmentPolicy, Part, attachment_parts
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
-from docevals_mlflow.judges.transport import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_TIMEOUT,
-    RetryPolicy,
-    Sleep,
-    Transport,
-    public_url,
-    redact,
-)
+from docevals_mlflow.judges.settings import TRANSPORT_FIELDS, Sleep, TransportSettings
+from docevals_mlflow.judges.transport import RetryPolicy, Transport, public_url, redact
 from docevals_mlflow.judges.usage import PriceTable, Usage, total_usage
+
+if TYPE_CHECKING:
+    from docevals_mlflow.judges.providers import AdapterSettings
 
 SCHEMA_NAME = "judge_output"
 """The name of the structured-output schema (OpenAI) and of the answer tool (Anthropic)."""
@@ -103,6 +104,84 @@ def task_text(request: JudgeRequest) -> str:
     return json.dumps(request.task, ensure_ascii=False, default=str)
 
 
+class DeprecatedTransportOptions(TypedDict, total=False):
+    """The fields of :class:`TransportSettings` given one by one as keyword arguments
+    of an adapter: still accepted, with a ``DeprecationWarning``; pass
+    ``http=TransportSettings(...)`` instead."""
+
+    timeout: float | httpx.Timeout
+    connect_timeout: float
+    max_retries: int | None
+    retry_policy: RetryPolicy | None
+    max_concurrency: int | None
+    requests_per_minute: float | None
+    extra_headers: Mapping[str, str] | None
+    extra_body: Mapping[str, Any] | None
+    client: httpx.AsyncClient | None
+    sleep: Sleep | None
+
+
+class AdapterOptions(DeprecatedTransportOptions, total=False):
+    """The keyword arguments every HTTP adapter takes besides ``model`` and
+    ``base_url`` (see :class:`HttpAdapter`). Adapters forward them to
+    :class:`HttpAdapter` unchanged, so each lists only its own options."""
+
+    api_key: str | None
+    temperature: float | None
+    top_p: float | None
+    max_output_tokens: int | None
+    prices: PriceTable | None
+    http: TransportSettings | None
+
+
+class HostedAdapterOptions(AdapterOptions, total=False):
+    """:class:`AdapterOptions` plus ``model`` and ``base_url``, for adapters of hosted
+    providers, which default both."""
+
+    model: str | None
+    base_url: str | None
+
+
+_ADAPTERS_FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning issued by the caller of this function
+    at the first frame outside this folder: the user's code that built the adapter,
+    however many adapter constructors forwarded the arguments on the way."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.dirname(frame.f_code.co_filename) == _ADAPTERS_FOLDER:
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def transport_settings(
+    adapter: str, http: TransportSettings | None, deprecated: Mapping[str, Any]
+) -> TransportSettings:
+    """``http`` (default settings when ``None``) with the deprecated keyword arguments
+    ``deprecated`` applied over it, warning once per call that names them.
+
+    Raises:
+        TypeError: a keyword argument no adapter takes (as Python would say it).
+    """
+    unknown = sorted(set(deprecated) - TRANSPORT_FIELDS)
+    if unknown:
+        raise TypeError(f"{adapter}() got an unexpected keyword argument {unknown[0]!r}")
+    settings = http if http is not None else TransportSettings()
+    if not deprecated:
+        return settings
+    names = ", ".join(sorted(deprecated))
+    warnings.warn(
+        f"{adapter}({names}=...) is deprecated: pass "
+        f"http=TransportSettings({names}=...) from docevals_mlflow.judges.settings instead",
+        DeprecationWarning,
+        stacklevel=_caller_stacklevel(),
+    )
+    return dataclasses.replace(settings, **deprecated)
+
+
 class HttpAdapter:
     """Base of the HTTP adapters (OpenAI Responses, Anthropic Messages, OpenAI-compatible
     chat completions).
@@ -116,21 +195,15 @@ class HttpAdapter:
         temperature, top_p: sampling settings, sent only when set.
         max_output_tokens: the output token limit, sent only when set (Anthropic
             requires one and defaults to 4096).
-        timeout: read timeout in seconds (or a full ``httpx.Timeout``).
-        connect_timeout: connect timeout in seconds.
-        max_retries: retries of transient failures (429, 5xx overload, connection);
-            default: ``retry_policy``'s count, else 5.
-        max_concurrency: requests in flight at once per provider and base URL.
-        requests_per_minute: optional rate limit per provider and base URL.
-        client: an ``httpx.AsyncClient`` to use instead of the shared pooled one.
         prices: prices for ``Usage.cost_usd``; ``None`` leaves cost unknown.
-        extra_body: keys merged into (and overriding) the request body.
-        extra_headers: headers added to every request; values of headers named like
-            credentials (``auth``, ``key``, ``token``, ``secret``, ``password``,
-            ``cookie``, ...) are treated as secrets.
-        retry_policy: full backoff settings, retry count included (a different
-            ``max_retries`` next to it is a ``ConfigurationError``).
-        sleep: replaces ``asyncio.sleep`` between retries (tests).
+        http: timeouts, retries, limits, extra headers and body keys and the
+            ``httpx.AsyncClient`` (see :class:`TransportSettings`); default settings
+            when omitted.
+        api_key_env: the variable the key is read from instead of the provider's own.
+
+    The fields of :class:`TransportSettings` are also accepted one by one as keyword
+    arguments (``timeout=``, ``client=``, ...), as they were before ``http=``; that
+    form is deprecated and warns.
     """
 
     provider: str = "custom"
@@ -148,19 +221,12 @@ class HttpAdapter:
         temperature: float | None = None,
         top_p: float | None = None,
         max_output_tokens: int | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int | None = None,
-        max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
-        requests_per_minute: float | None = None,
-        client: httpx.AsyncClient | None = None,
         prices: PriceTable | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry_policy: RetryPolicy | None = None,
-        sleep: Sleep | None = None,
+        http: TransportSettings | None = None,
         api_key_env: str | None = None,
+        **deprecated: Unpack[DeprecatedTransportOptions],
     ) -> None:
+        settings = transport_settings(type(self).__name__, http, deprecated)
         chosen_model = model or self.default_model
         if not chosen_model:
             raise ConfigurationError(f"{self.provider}: a model is required", path="model")
@@ -185,8 +251,7 @@ class HttpAdapter:
         self.top_p = top_p
         self.max_output_tokens = max_output_tokens
         self.prices = prices
-        self.extra_body = dict(extra_body or {})
-        self.extra_headers = dict(extra_headers or {})
+        self.http = settings
         env_name = api_key_env or self.api_key_env
         key = api_key if api_key is not None else (os.environ.get(env_name) if env_name else None)
         if not key and self.requires_api_key:
@@ -198,26 +263,48 @@ class HttpAdapter:
         # cache entry and checkpoint written later is redacted of them too.
         secrets = [
             key,
-            *header_credentials(self.extra_headers),
+            *header_credentials(settings.extra_headers),
             *url_credentials(self.base_url),
         ]
         self._secrets = tuple(dict.fromkeys(secret for secret in secrets if secret))
         register_secrets(*self._secrets)
-        self.transport = Transport(
+        self.transport = Transport.from_settings(
+            settings,
             provider=self.provider,
             endpoint=public_url(self.base_url),
-            client=client,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            max_retries=max_retries,
-            retry_policy=retry_policy,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
             secrets=self._secrets,
-            sleep=sleep,
         )
         self._records: list[UsageRecord] = []
         self._records_lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: AdapterSettings, **options: Any) -> Self:
+        """The adapter a judge provider builds from configuration (see
+        :mod:`docevals_mlflow.judges.providers`): ``settings``' model, key, base URL,
+        sampling settings, prices and transport settings, plus this adapter's own
+        ``options``. A provider whose adapter derives from this class can use
+        ``factory=MyAdapter.from_settings``."""
+        return cls(
+            model=settings.model,
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            max_output_tokens=settings.max_output_tokens,
+            prices=settings.prices,
+            http=settings.http,
+            **options,
+        )
+
+    @property
+    def extra_body(self) -> dict[str, Any]:
+        """Keys merged into (and overriding) every request body."""
+        return dict(self.http.extra_body)
+
+    @property
+    def extra_headers(self) -> dict[str, str]:
+        """Headers added to every request."""
+        return dict(self.http.extra_headers)
 
     # -- what subclasses provide -------------------------------------------------
 
@@ -227,7 +314,7 @@ class HttpAdapter:
 
     def headers(self) -> dict[str, str]:
         """Request headers, credentials included."""
-        return dict(self.extra_headers)
+        return dict(self.http.extra_headers)
 
     def attachment_policy(self) -> AttachmentPolicy:
         """What this provider accepts as attachments."""
@@ -283,10 +370,10 @@ class HttpAdapter:
             "max_output_tokens": self.max_output_tokens,
         }
         described.update(self.describe_extra())
-        if self.extra_body:
+        if self.http.extra_body:
             # Round-tripped through text so that a secret nested anywhere is removed.
             described["extra_body"] = json.loads(
-                self.redact(json.dumps(self.extra_body, sort_keys=True, default=str))
+                self.redact(json.dumps(dict(self.http.extra_body), sort_keys=True, default=str))
             )
         return described
 

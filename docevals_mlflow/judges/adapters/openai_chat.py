@@ -3,10 +3,7 @@ Ollama, llama.cpp, LM Studio and other local or hosted servers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from docevals_mlflow.judges.adapters.attachments import (
     DEFAULT_MAX_PDF_PAGES,
@@ -19,6 +16,7 @@ from docevals_mlflow.judges.adapters.attachments import (
 )
 from docevals_mlflow.judges.adapters.base import (
     SCHEMA_NAME,
+    AdapterOptions,
     HttpAdapter,
     as_dict,
     as_int,
@@ -26,14 +24,7 @@ from docevals_mlflow.judges.adapters.base import (
 )
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
-from docevals_mlflow.judges.transport import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_TIMEOUT,
-    RetryPolicy,
-    Sleep,
-)
-from docevals_mlflow.judges.usage import PriceTable, Usage
+from docevals_mlflow.judges.usage import Usage
 
 
 class OpenAICompatibleChatAdapter(HttpAdapter):
@@ -60,7 +51,10 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
             understood by every server; or ``max_completion_tokens``).
         image_detail: an optional ``detail`` for image parts.
 
-    The other arguments are those of :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`.
+    The other arguments (``api_key``, ``temperature``, ``top_p``,
+    ``max_output_tokens``, ``prices`` and ``http``, the
+    :class:`~docevals_mlflow.judges.settings.TransportSettings`) are those of
+    :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`.
     """
 
     provider = "openai-compatible"
@@ -71,51 +65,18 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
         *,
         model: str,
         base_url: str,
-        api_key: str | None = None,
         api_key_env: str | None = None,
         provider: str = "openai-compatible",
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_output_tokens: int | None = None,
         pdf_as_file: bool = False,
         pdf_dpi: int = DEFAULT_PDF_DPI,
         max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
         max_tokens_field: str = "max_tokens",
         image_detail: str | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int | None = None,
-        max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
-        requests_per_minute: float | None = None,
-        client: httpx.AsyncClient | None = None,
-        prices: PriceTable | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry_policy: RetryPolicy | None = None,
-        sleep: Sleep | None = None,
+        **options: Unpack[AdapterOptions],
     ) -> None:
         # Set before the base class builds the transport, which is keyed by provider.
         self.provider = provider
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            temperature=temperature,
-            top_p=top_p,
-            max_output_tokens=max_output_tokens,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            client=client,
-            prices=prices,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            retry_policy=retry_policy,
-            sleep=sleep,
-            api_key_env=api_key_env,
-        )
+        super().__init__(model=model, base_url=base_url, api_key_env=api_key_env, **options)
         self.max_tokens_field = max_tokens_field
         self.image_detail = image_detail
         self.policy = AttachmentPolicy(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from docevals_mlflow.errors import ProviderError
 from docevals_mlflow.judges.adapters.attachments import (
@@ -20,6 +17,7 @@ from docevals_mlflow.judges.adapters.attachments import (
 )
 from docevals_mlflow.judges.adapters.base import (
     SCHEMA_NAME,
+    HostedAdapterOptions,
     HttpAdapter,
     as_dict,
     as_int,
@@ -27,14 +25,7 @@ from docevals_mlflow.judges.adapters.base import (
 )
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
-from docevals_mlflow.judges.transport import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_TIMEOUT,
-    RetryPolicy,
-    Sleep,
-)
-from docevals_mlflow.judges.usage import PriceTable, Usage
+from docevals_mlflow.judges.usage import Usage
 
 
 class OpenAIResponsesAdapter(HttpAdapter):
@@ -53,8 +44,11 @@ class OpenAIResponsesAdapter(HttpAdapter):
         pdf_mode: ``"file"`` (default) sends PDFs as files; ``"pages"`` renders PNGs.
         pdf_dpi, max_pdf_pages: rendering settings for ``pdf_mode="pages"``.
 
-    The other arguments are those of :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`;
-    the key defaults to ``OPENAI_API_KEY``.
+    The other arguments (``model``, ``api_key``, ``base_url``, ``temperature``,
+    ``top_p``, ``max_output_tokens``, ``prices`` and ``http``, the
+    :class:`~docevals_mlflow.judges.settings.TransportSettings`) are those of
+    :class:`~docevals_mlflow.judges.adapters.base.HttpAdapter`; the key defaults to
+    ``OPENAI_API_KEY``.
     """
 
     provider = "openai"
@@ -65,48 +59,14 @@ class OpenAIResponsesAdapter(HttpAdapter):
     def __init__(
         self,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
         image_detail: str = "auto",
         pdf_mode: PdfMode = "file",
         pdf_dpi: int = DEFAULT_PDF_DPI,
         max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_retries: int | None = None,
-        max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
-        requests_per_minute: float | None = None,
-        client: httpx.AsyncClient | None = None,
-        prices: PriceTable | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry_policy: RetryPolicy | None = None,
-        sleep: Sleep | None = None,
+        **options: Unpack[HostedAdapterOptions],
     ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            temperature=temperature,
-            top_p=top_p,
-            max_output_tokens=max_output_tokens,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            client=client,
-            prices=prices,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            retry_policy=retry_policy,
-            sleep=sleep,
-        )
+        super().__init__(**options)
         self.reasoning_effort = reasoning_effort
         self.image_detail = image_detail
         self.policy = AttachmentPolicy(

@@ -1,0 +1,151 @@
+"""A judge calibration as an MLflow run (``docevals.kind=evaluation``,
+``docevals.report_kind=calibration``).
+
+* params: ``calibration.metric``, ``calibration.bootstrap``, ``calibration.seed``,
+  ``calibration.confidence`` and ``calibration.labels_sha256`` (when the labels file
+  is known);
+* metrics per level (``cases``, ``claims``): ``calibration/<level>/{n, agreement,
+  agreement_ci_low, agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high,
+  kappa_decided, abstention_rate, precision, recall}``; ``calibration/{unmatched_labels,
+  unlabelled_cases, unlabelled_claims}``; for panels ``calibration/fleiss_kappa`` and
+  ``calibration/variant/<name>/{kappa,agreement}``; the disagreement budget's
+  ``disagreement_budget/...`` and ``disagreement_threshold/...``;
+* artifacts: ``report/report.json``, ``report/report.md``, ``metrics_index.json``.
+
+Undefined figures are not logged. ``docevals calibrate`` and
+:func:`log_calibration_report` both assemble the run with
+:func:`~docevals_mlflow.tracking.assembly.assemble_calibration`. Does not import
+mlflow itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.fingerprints import sha256_file
+from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.diagnostics_layout import disagreement_metrics
+from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.layout import tag_evaluation
+
+if TYPE_CHECKING:
+    from docevals_mlflow.judges.calibration import CalibrationReport
+    from docevals_mlflow.tracking.options import RunOptions
+    from docevals_mlflow.tracking.runs import LoggedRun
+
+LEVELS = ("cases", "claims")
+"""The levels a calibration reports figures for, as ``calibration/<level>/...``."""
+
+
+def layout_calibration(
+    writer: BundleWriter,
+    report: CalibrationReport,
+    *,
+    markdown: str,
+    labels_sha256: str | None = None,
+    verdict: str | None = None,
+) -> KeyMap:
+    """Fill ``writer`` with a calibration (see the module docstring)."""
+    keys = KeyMap()
+    writer.param("docevals.version", __version__)
+    writer.param("calibration.metric", ", ".join(report.metrics_used))
+    writer.param("calibration.bootstrap", report.bootstrap)
+    writer.param("calibration.seed", report.seed)
+    writer.param("calibration.confidence", report.confidence)
+    writer.param("calibration.labels_sha256", labels_sha256)
+    for name in LEVELS:
+        figures = report.cases if name == "cases" else report.claims
+        prefix = f"calibration/{name}"
+        writer.metric(f"{prefix}/n", figures.n)
+        writer.metric(f"{prefix}/agreement", figures.agreement)
+        writer.metric(f"{prefix}/kappa", figures.kappa)
+        writer.metric(f"{prefix}/kappa_decided", figures.kappa_decided)
+        writer.metric(f"{prefix}/abstention_rate", figures.abstention_rate)
+        writer.metric(f"{prefix}/precision", figures.precision)
+        writer.metric(f"{prefix}/recall", figures.recall)
+        for figure, interval in (
+            ("agreement", figures.agreement_ci),
+            ("kappa", figures.kappa_ci),
+        ):
+            if interval is not None:
+                writer.metric(f"{prefix}/{figure}_ci_low", interval.low)
+                writer.metric(f"{prefix}/{figure}_ci_high", interval.high)
+    writer.metric("calibration/unmatched_labels", len(report.unmatched_labels))
+    writer.metric("calibration/unlabelled_cases", len(report.unlabelled_cases))
+    writer.metric("calibration/unlabelled_claims", len(report.unlabelled_claims))
+    if report.panel is not None:
+        writer.metric("calibration/fleiss_kappa", report.panel.fleiss_kappa)
+        for variant in report.panel.variant_calibration:
+            segment = keys.named("variant", variant.name)
+            writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
+            writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
+    disagreement_metrics(writer, report.disagreement)
+    tag_evaluation(writer, "calibration", verdict=verdict, note=calibration_summary(report))
+    writer.json("report/report.json", report.model_dump(mode="json"))
+    writer.text("report/report.md", markdown)
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def calibration_summary(report: CalibrationReport) -> str:
+    """The Markdown run description of a calibration."""
+    from docevals_mlflow.judges.calibration import kappa_strength
+
+    lines = [
+        "**docevals judge calibration**",
+        "",
+        f"- {report.verdict_line('cases')}",
+        f"- {report.verdict_line('claims')}",
+    ]
+    panel = report.panel
+    if panel is not None and panel.fleiss_kappa is not None:
+        lines.append(
+            f"- Fleiss' κ across {panel.raters} variants: {metric_text(panel.fleiss_kappa)} "
+            f"({kappa_strength(panel.fleiss_kappa)})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def log_calibration_report(
+    report: CalibrationReport,
+    *,
+    labels: str | os.PathLike[str] | None = None,
+    verdict: str | None = None,
+    run_name: str | None = None,
+    experiment: str | None = None,
+    tracking_uri: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    keep_bundle_at: str | os.PathLike[str] | None = None,
+    options: RunOptions | None = None,
+) -> LoggedRun:
+    """Log a judge calibration as an MLflow run, as ``docevals calibrate`` does.
+
+    ``labels`` (the human labels file) is fingerprinted as
+    ``calibration.labels_sha256``; ``verdict`` is the outcome of a gate on the
+    figures, when there was one. ``options`` holds the run settings in one value; the
+    keywords given win over it. If logging fails and ``keep_bundle_at`` is given, the
+    bundle is kept there for ``docevals log``.
+    """
+    from docevals_mlflow.tracking.assembly import assemble_calibration, log_assembled
+    from docevals_mlflow.tracking.options import RunOptions
+
+    chosen = (options or RunOptions()).merged(
+        run_name=run_name,
+        experiment=experiment,
+        tracking_uri=tracking_uri,
+        params=params,
+        tags=tags,
+        keep_bundle_at=keep_bundle_at,
+    )
+    labels_sha256 = sha256_file(os.fspath(labels)) if labels is not None else None
+    return log_assembled(
+        assemble_calibration(report, chosen, labels_sha256=labels_sha256, verdict=verdict)
+    )
+
+
+__all__ = ["LEVELS", "calibration_summary", "layout_calibration", "log_calibration_report"]

@@ -1,0 +1,67 @@
+"""``SparkFieldComparison.log`` holds the run ``docevals fields`` logs for the same
+documents, with ``docevals.engine=spark`` (see ``test_run_kinds_agree.py`` for the
+other entry points)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from docevals_mlflow import RunPrompt
+from tests.tracking.test_run_kinds_agree import (
+    ANNOTATIONS,
+    FieldInputs,
+    Held,
+    assert_same_run,
+    cli_run,
+)
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark", reason="needs the spark extra")
+    from pyspark.sql import SparkSession
+
+    from docevals_mlflow.spark.session import spark_session
+
+    # A session the Spark tests started is theirs to stop; one started here is ours.
+    started = SparkSession.getActiveSession() is None
+    session = spark_session("local[1]", app_name="docevals-run-kinds")
+    yield session
+    if started:
+        session.stop()
+
+
+def test_spark_log_holds_the_cli_run(
+    spark: Any, mlflow_store: str, tmp_path: Path, capsys: Any
+) -> None:
+    from docevals_mlflow.spark.inputs import compare_files_spark
+
+    inputs = FieldInputs(tmp_path / "inputs")
+    client = MlflowClient(mlflow_store)
+    cli = cli_run(
+        capsys, "fields", "--schema", inputs.schema_file,
+        "--expected", inputs.expected, "--predicted", inputs.predicted,
+        "--output", tmp_path / "report.json",
+        "--prompt", inputs.prompt, "--param", "model=local-7b", "--tag", "team=billing",
+    )  # fmt: skip
+    comparison = compare_files_spark(spark, inputs.expected, inputs.predicted, inputs.schema)
+    try:
+        # The schema is the comparison's own: not given again.
+        logged = comparison.log(
+            ground_truth=inputs.expected,
+            prompt=RunPrompt("Extract the receipt.\n", file="extract.txt"),
+            **ANNOTATIONS,
+        )
+    finally:
+        comparison.unpersist()
+    on_spark = Held(client, logged.run_id)
+    assert_same_run(Held(client, cli), on_spark, absent=["docevals.engine"])
+    assert on_spark.params["docevals.engine"] == "spark"
+    assert "specs/schema.json" in on_spark.artifacts
