@@ -123,3 +123,50 @@ def test_the_json_schema_example_imports_as_documented():
     )
     assert line_items.items.fields["description"].weight == 2
     assert fields["tags"].items.method == "EXACT"
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    following = text.find("\n## ", start + len(heading))
+    return text[start : following if following != -1 else len(text)]
+
+
+def test_the_plugin_method_example_in_field_methods_works():
+    """docs/field-methods.md "Your own method": the Python block builds a record the
+    registry accepts, the YAML block is a schema using it, and the record says what the
+    example package installed by the plugin tests says."""
+    from docevals_mlflow import register_field_method
+    from docevals_mlflow.fields.compare import compare_document
+    from docevals_mlflow.fields.registry import unregister_field_method
+    from tests.fields.plugin_example.docevals_jaccard import JACCARD as PACKAGED
+
+    section = _section(
+        (DOCS / "field-methods.md").read_text(encoding="utf-8"), "## Your own method"
+    )
+    blocks = _BLOCK.findall(section)
+    python = [body for language, body in blocks if language == "python"]
+    schema_yaml = next(body for language, body in blocks if language == "yaml")
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(python[0], str(DOCS / "field-methods.md"), "exec"), namespace)
+    record = namespace["JACCARD"]
+    same = ("name", "default_threshold", "threshold_kind", "identical_text_matches")
+    assert {key: getattr(record, key) for key in same} == {
+        key: getattr(PACKAGED, key) for key in same
+    }
+    assert [o.name for o in record.options] == [o.name for o in PACKAGED.options]
+    assert record.explanation == PACKAGED.explanation
+    register_field_method(record)
+    try:
+        schema = DocumentSchema.model_validate(yaml.safe_load(schema_yaml))
+        result = compare_document(
+            {"title": "Quarterly report", "body": "the cat sat", "tags": ["a b"]},
+            {"title": "quarterly REPORT", "body": "the dog sat", "tags": ["a b"]},
+            schema,
+            document_class="Note",
+        )
+        assert result.rows is not None
+        scores = {row[0]: row[4] for row in result.rows}
+        assert scores["$.title"] == 1.0
+        assert scores["$.body"] == 0.5  # {the, sat} of {the, cat, dog, sat}
+    finally:
+        unregister_field_method("JACCARD")
