@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from docevals_mlflow.split.batch import evaluate_split_batch
-from docevals_mlflow.split.models import packet_from_data
+from docevals_mlflow.split.packet_forms import packet_from_data
 
 CLASSES = ("Invoice", "W2", "Bank Statement", "Receipt", "Paystub", "1099", "ID", "Letter")
 

@@ -127,14 +127,11 @@ from docevals_mlflow.judges.providers import JudgeProvider, register_judge_provi
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
 from docevals_mlflow.judges.settings import TransportSettings
 from docevals_mlflow.judges.usage import PriceTable, Usage
+from docevals_mlflow.reports.case_markdown import render_case_markdown, render_pipeline_markdown
 from docevals_mlflow.reports.files import load_report, write_report
-from docevals_mlflow.reports.markdown import (
-    render_case_markdown,
-    render_pipeline_markdown,
-    render_suite_markdown,
-)
 from docevals_mlflow.reports.split_markdown import render_split_markdown
 from docevals_mlflow.reports.split_plot import render_split_heatmap
+from docevals_mlflow.reports.suite_markdown import render_suite_markdown
 from docevals_mlflow.split.batch import evaluate_split_batch
 from docevals_mlflow.split.evaluate import evaluate_split
 from docevals_mlflow.split.models import SplitPacket, SplitSection

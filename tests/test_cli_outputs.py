@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from docevals_mlflow.cli import common
-from docevals_mlflow.cli.common import Input, Output, check_paths
+from docevals_mlflow.cli import paths
+from docevals_mlflow.cli.paths import Input, Output, check_paths
 from docevals_mlflow.errors import InputError
 from tests.file_tree import tree
 from tests.helpers import assert_one_line_error, run, write_json, write_jsonl, write_text
@@ -628,7 +628,7 @@ def test_an_unwritable_output_folder_is_refused(capsys, tmp_path, documents, mon
     expected, predicted = documents
     locked = tmp_path / "locked"
     locked.mkdir()
-    monkeypatch.setattr(common, "_accessible", lambda path, mode: Path(path) != locked)
+    monkeypatch.setattr(paths, "_accessible", lambda path, mode: Path(path) != locked)
     refused(
         capsys,
         tmp_path,

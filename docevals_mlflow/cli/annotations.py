@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import Input
+from docevals_mlflow.cli.paths import Input
 from docevals_mlflow.core.datafiles import read_text_file
 from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
 from docevals_mlflow.tracking.options import PROMPT_ARTIFACT

@@ -7,20 +7,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import (
-    Input,
-    add_output_options,
-    add_tracking_options,
-    check_paths,
-    inputs_of,
-    log_evaluation,
-    report_outputs,
-)
+from docevals_mlflow.cli.options import add_output_options, add_tracking_options
+from docevals_mlflow.cli.paths import Input, check_paths, inputs_of, report_outputs
+from docevals_mlflow.cli.run_logging import log_evaluation
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.diagnostics import DisagreementBudget
 from docevals_mlflow.core.fingerprints import sha256_file
-from docevals_mlflow.core.formatting import count_text, metric_text, percent_text
+from docevals_mlflow.core.formatting import count_text, level_text, metric_text, percent_text
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.judges.calibration import (
@@ -28,6 +22,7 @@ from docevals_mlflow.judges.calibration import (
     calibrate,
     load_human_labels,
 )
+from docevals_mlflow.reports.calibration_markdown import render_calibration_markdown
 from docevals_mlflow.reports.files import AnyReport, load_report
 
 # Re-exported: the run layout moved to tracking/, beside every other run kind's.
@@ -138,7 +133,7 @@ def disagreement_line(budget: DisagreementBudget) -> str:
     point = next((point for point in review.budgets if point.errors_caught), review.budgets[-1])
     shared = not float(point.errors_caught).is_integer()
     return (
-        f"panel disagreement: reviewing the {point.budget:.0%} most disputed verdicts "
+        f"panel disagreement: reviewing the {level_text(point.budget)} most disputed verdicts "
         f"catches {percent_text(point.error_capture or 0)} of the panel's errors "
         f"({count_text(point.errors_caught)} of {review.errors}"
         f"{'; ties share credit' if shared else ''})"
@@ -166,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     )
     # Render both texts before writing either, so a failure leaves old files alone.
     json_text = report.model_dump_json(indent=2) + "\n"
-    markdown_text = report.to_markdown()
+    markdown_text = render_calibration_markdown(report)
     atomic_write_text(args.output, json_text)
     if args.markdown is not None:
         atomic_write_text(args.markdown, markdown_text)

@@ -8,17 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import (
-    EXIT_BELOW_THRESHOLD,
-    EXIT_OK,
-    Input,
-    Output,
-    add_tracking_options,
-    check_paths,
-    existing_path,
-    run_options,
-    tracking_wanted,
-)
+from docevals_mlflow.cli.common import EXIT_BELOW_THRESHOLD, EXIT_OK
+from docevals_mlflow.cli.options import add_tracking_options
+from docevals_mlflow.cli.paths import Input, Output, check_paths, existing_path
+from docevals_mlflow.cli.run_logging import run_options, tracking_wanted
 from docevals_mlflow.compare.results import CASE_METRIC
 from docevals_mlflow.compare.statistics import FIELD_METRICS
 from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.common import EXIT_OK
+from docevals_mlflow.cli.options import add_tracking_options
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.reports.markdown import table
 
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 
 def register(commands: Any) -> None:
     """Add ``register-dataset`` and ``datasets``."""
+    _register_registration(commands)
+    _register_listing(commands)
+
+
+def _register_registration(commands: Any) -> None:
     registration = commands.add_parser(
         "register-dataset",
         help="register approved ground truth as a versioned dataset in MLflow",
@@ -74,9 +80,16 @@ def register(commands: Any) -> None:
         action="store_true",
         help="do not update the MLflow GenAI evaluation dataset of the same name",
     )
-    _store_options(registration, experiment=True)
+    add_tracking_options(
+        registration,
+        log_by_default=False,
+        experiment_help="experiment of the approval run (default: docevals-ground-truth)",
+        run_name_help=None,
+    )
     registration.set_defaults(handler=_run_register)
 
+
+def _register_listing(commands: Any) -> None:
     listing = commands.add_parser(
         "datasets",
         help="list registered ground-truth datasets and their versions",
@@ -85,21 +98,8 @@ def register(commands: Any) -> None:
     )
     listing.add_argument("name", nargs="?", help="only this dataset")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    _store_options(listing, experiment=False)
+    add_tracking_options(listing, log_by_default=False, experiment_help=None, run_name_help=None)
     listing.set_defaults(handler=_run_list)
-
-
-def _store_options(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
-    group = parser.add_argument_group("MLflow")
-    group.add_argument(
-        "--tracking-uri",
-        help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///mlflow.db "
-        "in the working directory)",
-    )
-    if experiment:
-        group.add_argument(
-            "--experiment", help="experiment of the approval run (default: docevals-ground-truth)"
-        )
 
 
 def _run_register(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.datafiles import load_json_file
-from docevals_mlflow.core.formatting import metric_text, percent_text
+from docevals_mlflow.core.formatting import level_text, metric_text, percent_text
 from docevals_mlflow.diagnostics.counterfactual import Counterfactual, RecordedRerun
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.evaluation.config import import_callable
+from docevals_mlflow.evaluation.metric_config import import_callable
 
 
 def add_counterfactual_options(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +88,7 @@ def calibration_line(report: Mapping[str, Any]) -> str | None:
     budgets = calibration["review"]["budgets"]
     captured = [point for point in budgets if point["error_capture"] is not None]
     if captured:
-        shares = ", ".join(f"{point['budget']:.0%}" for point in captured)
+        shares = ", ".join(level_text(point["budget"]) for point in captured)
         caught = ", ".join(percent_text(point["error_capture"]) for point in captured)
         line += f"; reviewing the least confident {shares} of fields catches {caught} of errors"
     return line

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from docevals_mlflow.cli.common import Input, Output
+from docevals_mlflow.cli.paths import Input, Output
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.groundtruth.review import human_work, load_review

@@ -1,5 +1,5 @@
-"""Judge options shared by ``evaluate-case`` and ``evaluate-pipeline``, the judges
-built from them, and the usage summary printed at the end.
+"""The judges the options of :mod:`~docevals_mlflow.cli.judge_options` ask for, the
+files those options read and write, and the usage summary printed at the end.
 
 Evaluations stay offline unless asked: ``--judge`` defaults to ``none``. Keys are
 read from the environment only (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, or the
@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from docevals_mlflow.cli.common import Input, Output, check_number
+from docevals_mlflow.cli.common import check_number
+from docevals_mlflow.cli.options import check_concurrency
+from docevals_mlflow.cli.paths import Input, Output
+from docevals_mlflow.core.formatting import money_text
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.evaluation.judge_metrics import (
@@ -38,12 +40,7 @@ from docevals_mlflow.judges.config import (
     auto_judge,
     load_prices,
 )
-from docevals_mlflow.judges.providers import judge_provider, judge_providers, provider_registry
-
-__all__ = ["JUDGE_METRIC_NAME"]  # re-exported: the name of the metric --judge adds
-
-_WORDS = ("auto", "none")
-"""What ``--judge`` takes besides provider names."""
+from docevals_mlflow.judges.providers import judge_provider
 
 _REQUIRED_OPTIONS: dict[str, tuple[str, str]] = {
     "base_url": ("--base-url", "the server's API root"),
@@ -53,150 +50,11 @@ _REQUIRED_OPTIONS: dict[str, tuple[str, str]] = {
 """The option giving each setting a provider may require, and what it expects."""
 
 
-class JudgeChoices:
-    """The values ``--judge`` takes: ``auto``, every judge provider and ``none``.
-
-    The registry is read when argparse checks a value or shows help, not when the
-    parser is built: listing the providers reads the plugins' entry points, which a
-    command run without ``--judge`` need not pay for.
-    """
-
-    def __contains__(self, value: object) -> bool:
-        return value in _WORDS or value in provider_registry()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("auto", *provider_registry().names(), "none"))
-
-    def __len__(self) -> int:
-        return len(provider_registry().names()) + len(_WORDS)
-
-
-def judge_help() -> str:
-    """The help of ``--judge``: every provider with its line of help."""
-    auto = " else ".join(
-        f"{name} when {judge_provider(name).key_variable} is set" for name in AUTO_PROVIDERS
-    )
-    providers = "; ".join(
-        f"{provider.name}: {provider.help}" if provider.help else provider.name
-        for provider in judge_providers()
-    )
-    text = (
-        f"the judge's provider ({providers}); 'auto' uses {auto}, else no judge; 'none' "
-        "(default) runs deterministic metrics only"
-    )
-    # argparse fills help texts in with %: a provider's own % must stay a %.
-    return text.replace("%", "%%")
-
-
-class _JudgeAction(argparse.Action):
-    """Stores ``--judge``; its help, which lists the providers, is built when shown."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-
-    @property
-    def help(self) -> str:
-        return judge_help()
-
-    @help.setter
-    def help(self, value: str | None) -> None:
-        # argparse.Action.__init__ assigns the help given; this option builds its own.
-        pass
-
-
-def add_judge_options(
-    parser: argparse.ArgumentParser, *, pipeline: bool = False, fields: bool = False
-) -> None:
-    """``--judge``, ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature``,
-    ``--reasoning-effort``, ``--panel``, ``--concurrency``, ``--judge-cache`` and
-    ``--prices``; with ``fields`` (``docevals fields``) the judge decides LLM-method
-    fields, so there is no ``--panel``."""
-    if fields:
-        description = (
-            "The model that decides fields whose schema method is LLM (one request per "
-            "document, never one per pair). Keys are read from the environment only."
-        )
-    else:
-        description = (
-            "Add an LLM judge (or a panel of judges) to the deterministic metrics"
-            + (
-                " of every stage; the metrics the configuration names stay, and judges it "
-                "names itself use --prices, --judge-cache and --concurrency too"
-                if pipeline
-                else ""
-            )
-            + ". Keys are read from the environment only."
-        )
-    group = parser.add_argument_group("LLM judge", description)
-    group.add_argument(
-        "--judge",
-        action=_JudgeAction,
-        choices=JudgeChoices(),
-        metavar="NAME",
-        default="none",
-    )
-    group.add_argument(
-        "--model", help=f"the judge model (default: {MODEL_VARIABLE}, else the provider's)"
-    )
-    group.add_argument(
-        "--base-url",
-        help="the provider's API root (required by providers without a default server, "
-        "such as openai-compatible: http://localhost:8000/v1)",
-    )
-    group.add_argument(
-        "--api-key-env",
-        metavar="NAME",
-        help="the environment variable holding the key (default: the provider's own, "
-        "such as OPENAI_API_KEY or ANTHROPIC_API_KEY; none for openai-compatible)",
-    )
-    group.add_argument("--temperature", type=float, help="the judge's sampling temperature")
-    group.add_argument(
-        "--reasoning-effort",
-        help="reasoning effort, for providers that take one such as openai (low, medium, "
-        f"high; default: {REASONING_EFFORT_VARIABLE})",
-    )
-    if fields:
-        parser.set_defaults(panel=None)
-    else:
-        group.add_argument(
-            "--panel",
-            type=Path,
-            metavar="PANEL.yaml",
-            help="judge with a panel of judges described in this file (instead of --judge)",
-        )
-    group.add_argument(
-        "--concurrency",
-        type=int,
-        metavar="N",
-        help="requests in flight at once per provider (default 8; a judge or variant "
-        "configured with its own max_concurrency keeps it)",
-    )
-    group.add_argument(
-        "--judge-cache",
-        type=Path,
-        metavar="DIR",
-        help="reuse judge answers stored here; a rerun of the same requests is free",
-    )
-    group.add_argument(
-        "--prices",
-        type=Path,
-        metavar="PRICES.yaml",
-        help="USD per million tokens by model ({input, output, cached_input}), for costs",
-    )
-
-
 def judge_runtime(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> JudgeRuntime:
     """The prices, cache and concurrency every judge of this invocation shares."""
-    if args.concurrency is not None and args.concurrency < 1:
-        raise InputError(f"--concurrency {args.concurrency}", expected="at least 1")
+    check_concurrency(args)
     check_number("--temperature", args.temperature, minimum=0)
     prices = load_prices(args.prices) if args.prices is not None else None
     cache = None
@@ -236,21 +94,9 @@ def judge_config(
     """
     env = os.environ if environ is None else environ
     choice: str = args.judge
-    if choice == "none":
+    provider_name = _chosen_provider(choice, env)
+    if provider_name is None:
         return None
-    if choice == "auto":
-        chosen = auto_judge(env)
-        if chosen is None:
-            variables = [judge_provider(name).key_variable for name in AUTO_PROVIDERS]
-            print(
-                f"docevals: note: --judge auto found neither {' nor '.join(map(str, variables))}"
-                "; only deterministic metrics run",
-                file=sys.stderr,
-            )
-            return None
-        provider_name: str = chosen.provider
-    else:
-        provider_name = choice
     provider = judge_provider(provider_name)
     variable = args.api_key_env or provider.key_variable
     if variable is not None and not env.get(variable):
@@ -287,6 +133,25 @@ def judge_config(
     except InputError as exc:
         # The model's own wording names fields (reasoning_effort); say which option.
         raise InputError(f"--judge {choice}: {exc.message}") from None
+
+
+def _chosen_provider(choice: str, env: Mapping[str, str]) -> str | None:
+    """The provider ``--judge`` names (``auto`` resolved), or ``None`` for no judge."""
+    if choice == "none":
+        return None
+    if choice != "auto":
+        return choice
+    chosen = auto_judge(env)
+    if chosen is None:
+        variables = [judge_provider(name).key_variable for name in AUTO_PROVIDERS]
+        print(
+            f"docevals: note: --judge auto found neither {' nor '.join(map(str, variables))}"
+            "; only deterministic metrics run",
+            file=sys.stderr,
+        )
+        return None
+    provider: str = chosen.provider
+    return provider
 
 
 def judge_metric(
@@ -435,4 +300,4 @@ def cost_text(cost: float | None, *, partial: bool) -> str:
     when no cost is known."""
     if cost is None:
         return ""
-    return f", ${cost:.4f}" + (" (some models have no price)" if partial else "")
+    return f", ${money_text(cost)}" + (" (some models have no price)" if partial else "")

@@ -8,17 +8,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.cli.common import (
-    EXIT_OK,
+from docevals_mlflow.cli.common import EXIT_OK
+from docevals_mlflow.cli.options import add_tracking_options
+from docevals_mlflow.cli.paths import Output, check_paths
+from docevals_mlflow.cli.progress import ProgressDisplay
+from docevals_mlflow.cli.run_logging import (
     NO_MLFLOW_VARIABLE,
-    Output,
-    add_tracking_options,
     bundle_folder,
-    check_paths,
     log_evaluation,
     tracking_wanted,
 )
-from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
 
@@ -185,7 +184,7 @@ def _summary(
 def _outputs(args: argparse.Namespace) -> list[Output | None]:
     """The folder and the files the quickstart writes in it (a folder where one of
     them goes is refused before any invoice is made)."""
-    from docevals_mlflow.quickstart.run import PROMPTS
+    from docevals_mlflow.quickstart.simulation import PROMPTS
 
     root: Path = args.output_dir
     reports = root / "reports"

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from docevals_mlflow.cli.common import EXIT_OK, add_tracking_options
+from docevals_mlflow.cli.common import EXIT_OK
+from docevals_mlflow.cli.options import add_tracking_options
 
 
 def register(commands: Any) -> None:

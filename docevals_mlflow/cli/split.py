@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
-from docevals_mlflow.cli.common import (
-    Input,
-    Output,
-    add_output_options,
-    add_tracking_options,
-    check_paths,
-    log_evaluation,
-    report_outputs,
+from docevals_mlflow.cli.options import add_output_options, add_tracking_options
+from docevals_mlflow.cli.paths import Input, Output, check_paths, report_outputs
+from docevals_mlflow.cli.run_logging import log_evaluation
+from docevals_mlflow.cli.thresholds import (
+    add_threshold_option,
+    breaches,
+    gate,
+    gate_verdict,
+    parse_thresholds,
 )
-from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict, parse_thresholds
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
@@ -65,14 +65,7 @@ def register(commands: Any) -> None:
         help="packets with mistakes that get a section table in the Markdown report "
         "(weakest first; default 20)",
     )
-    split.add_argument(
-        "--fail-under",
-        action="append",
-        default=[],
-        metavar="METRIC=VALUE",
-        help=f"exit 1 when a metric is below VALUE or undefined; METRIC is one of "
-        f"{', '.join(SPLIT_FAIL_UNDER)} (repeatable)",
-    )
+    add_threshold_option(split, "--fail-under", tuple(SPLIT_FAIL_UNDER), subject="a metric")
     add_tracking_options(split)
     add_run_annotations(split, prompt=True)
     split.set_defaults(handler=run)
@@ -115,33 +108,12 @@ def run(args: argparse.Namespace) -> int:
             Output("--heatmap", args.heatmap) if args.heatmap is not None else None,
         ],
     )
-    paired = pair_packets(args.expected, args.predicted)
-    if not paired.pairs:
-        raise InputError(
-            "no packet is on both sides "
-            f"({len(paired.expected_only)} expected, {len(paired.predicted_only)} predicted)",
-            source=str(args.predicted),
-            expected="packet ids (file names or 'id's) that match the expected side's",
-        )
-    report = evaluate_split_batch(
-        paired.pairs, expected_only=paired.expected_only, predicted_only=paired.predicted_only
-    )
+    report = _evaluate(args)
     # Render everything before writing anything: a failure leaves old files untouched.
     json_text = report.to_json()
     markdown_text = render_split_markdown(report, max_packets=args.max_packets)
     heatmap_text = render_split_heatmap(report) if args.heatmap is not None else None
-    atomic_write_text(args.output, json_text)
-    if args.markdown is not None:
-        atomic_write_text(args.markdown, markdown_text)
-    if args.heatmap is not None and heatmap_text is not None:
-        atomic_write_text(args.heatmap, heatmap_text)
-    print(split_summary_line(report))
-    written = [f"report: {args.output}"]
-    if args.markdown is not None:
-        written.append(f"Markdown: {args.markdown}")
-    if args.heatmap is not None:
-        written.append(f"heatmap: {args.heatmap}")
-    print(" · ".join(written))
+    _write_and_print(args, report, json_text, markdown_text, heatmap_text)
     breached = breaches(lambda name: SPLIT_FAIL_UNDER[name](report), under=thresholds)
 
     def assemble(options: Any) -> Any:
@@ -165,6 +137,43 @@ def run(args: argparse.Namespace) -> int:
         ground_truth=args.expected,
     )
     return gate(breached)
+
+
+def _evaluate(args: argparse.Namespace) -> SplitReport:
+    """Pair the packets by id and evaluate them (none on both sides is an error)."""
+    paired = pair_packets(args.expected, args.predicted)
+    if not paired.pairs:
+        raise InputError(
+            "no packet is on both sides "
+            f"({len(paired.expected_only)} expected, {len(paired.predicted_only)} predicted)",
+            source=str(args.predicted),
+            expected="packet ids (file names or 'id's) that match the expected side's",
+        )
+    return evaluate_split_batch(
+        paired.pairs, expected_only=paired.expected_only, predicted_only=paired.predicted_only
+    )
+
+
+def _write_and_print(
+    args: argparse.Namespace,
+    report: SplitReport,
+    json_text: str,
+    markdown_text: str,
+    heatmap_text: str | None,
+) -> None:
+    """Write the rendered reports, then the summary line and where they went."""
+    atomic_write_text(args.output, json_text)
+    if args.markdown is not None:
+        atomic_write_text(args.markdown, markdown_text)
+    if args.heatmap is not None and heatmap_text is not None:
+        atomic_write_text(args.heatmap, heatmap_text)
+    print(split_summary_line(report))
+    written = [f"report: {args.output}"]
+    if args.markdown is not None:
+        written.append(f"Markdown: {args.markdown}")
+    if args.heatmap is not None:
+        written.append(f"heatmap: {args.heatmap}")
+    print(" · ".join(written))
 
 
 __all__ = ["SPLIT_FAIL_UNDER", "register", "run", "split_summary_line"]

@@ -1,8 +1,9 @@
-"""CI gating shared by the commands: ``METRIC=VALUE`` thresholds, the breaches of a
-report, and the exit code they call for."""
+"""CI gating shared by the commands: the ``METRIC=VALUE`` threshold options, the
+breaches of a report, and the exit code they call for."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -11,6 +12,26 @@ from typing import Literal
 from docevals_mlflow.cli.common import EXIT_BELOW_THRESHOLD, EXIT_OK
 from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
+
+
+def add_threshold_option(
+    parser: argparse.ArgumentParser,
+    option: str,
+    metrics: Sequence[str],
+    *,
+    subject: str,
+    breached_when: Literal["below", "above"] = "below",
+) -> None:
+    """A repeatable ``option METRIC=VALUE`` (``--fail-under``, ``--fail-over``):
+    exit 1 when ``subject`` (``an overall metric``) is ``breached_when`` VALUE."""
+    parser.add_argument(
+        option,
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help=f"exit 1 when {subject} is {breached_when} VALUE or undefined; METRIC is one of "
+        f"{', '.join(metrics)} (repeatable)",
+    )
 
 
 def parse_thresholds(option: str, pairs: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:
@@ -80,4 +101,4 @@ def gate(breached: Sequence[str]) -> int:
     return EXIT_BELOW_THRESHOLD if breached else EXIT_OK
 
 
-__all__ = ["breaches", "gate", "gate_verdict", "parse_thresholds"]
+__all__ = ["add_threshold_option", "breaches", "gate", "gate_verdict", "parse_thresholds"]

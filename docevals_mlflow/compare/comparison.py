@@ -183,6 +183,38 @@ def _compare_pair(
     )
 
 
+def _settings(
+    baseline: RunSnapshot,
+    metric: str | None,
+    *,
+    alpha: float,
+    seed: int,
+    resamples: int,
+    confidence: float,
+) -> Settings:
+    """The checked settings of a comparison; the metric follows the baseline's kind."""
+    if not 0.0 < alpha < 1.0:
+        raise ConfigurationError(f"alpha {alpha} is outside (0, 1)")
+    if not 0.0 < confidence < 1.0:
+        raise ConfigurationError(f"confidence {confidence} is outside (0, 1)")
+    if resamples < 100:
+        raise ConfigurationError(
+            f"resamples {resamples} is too few for intervals and tests", expected="at least 100"
+        )
+    if _unit(baseline) == "document":
+        chosen = check_metric(metric or "f1")
+    else:
+        if metric not in (None, CASE_METRIC):
+            raise ConfigurationError(
+                f"case evaluations are compared on {CASE_METRIC}, not {metric!r}",
+                expected=f"{CASE_METRIC} (or one of {', '.join(FIELD_METRICS)} for field runs)",
+            )
+        chosen = CASE_METRIC
+    return Settings(
+        metric=chosen, alpha=alpha, seed=seed, resamples=resamples, confidence=confidence
+    )
+
+
 def compare_runs(
     baseline: RunSnapshot,
     *candidates: RunSnapshot,
@@ -215,26 +247,8 @@ def compare_runs(
     """
     if not candidates:
         raise InputError("nothing to compare", expected="at least one candidate run")
-    if not 0.0 < alpha < 1.0:
-        raise ConfigurationError(f"alpha {alpha} is outside (0, 1)")
-    if not 0.0 < confidence < 1.0:
-        raise ConfigurationError(f"confidence {confidence} is outside (0, 1)")
-    if resamples < 100:
-        raise ConfigurationError(
-            f"resamples {resamples} is too few for intervals and tests", expected="at least 100"
-        )
-    unit = _unit(baseline)
-    if unit == "document":
-        chosen = check_metric(metric or "f1")
-    else:
-        if metric not in (None, CASE_METRIC):
-            raise ConfigurationError(
-                f"case evaluations are compared on {CASE_METRIC}, not {metric!r}",
-                expected=f"{CASE_METRIC} (or one of {', '.join(FIELD_METRICS)} for field runs)",
-            )
-        chosen = CASE_METRIC
-    settings = Settings(
-        metric=chosen, alpha=alpha, seed=seed, resamples=resamples, confidence=confidence
+    settings = _settings(
+        baseline, metric, alpha=alpha, seed=seed, resamples=resamples, confidence=confidence
     )
     pairs = [_compare_pair(baseline, candidate, settings) for candidate in candidates]
     frames = [pair.effects for pair in pairs]

@@ -14,7 +14,7 @@ import numpy as np
 
 from docevals_mlflow.compare.align import AlignedCases, AlignedDocuments
 from docevals_mlflow.compare.snapshot import RunSnapshot, VoteTable
-from docevals_mlflow.judges.calibration.statistics import cohen_kappa
+from docevals_mlflow.core.statistics import cohen_kappa
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,49 +167,55 @@ def judge_deltas(baseline: RunSnapshot, candidate: RunSnapshot) -> pd.DataFrame:
     import pandas as pd
 
     if baseline.votes is not None or candidate.votes is not None:
-        first_cases, second_cases = _votes_by_case(baseline.votes), _votes_by_case(candidate.votes)
-        first_models, second_models = (
-            _member_models(baseline.votes),
-            _member_models(candidate.votes),
-        )
-        members: dict[tuple[str, str], None] = {}
-        for table in (baseline.votes, candidate.votes):
-            if table is not None:
-                members.update(dict.fromkeys(zip(table.metric, table.member, strict=True)))
-        rows = []
-        for member in members:
-            first_all = [votes[member] for votes in first_cases.values() if member in votes]
-            second_all = [votes[member] for votes in second_cases.values() if member in votes]
-            paired = [
-                (votes[member], second_cases[case][member])
-                for case, votes in first_cases.items()
-                if member in votes and member in second_cases.get(case, {})
-            ]
-            kappa = (
-                cohen_kappa(
-                    [str(first) for first, _ in paired], [str(second) for _, second in paired]
-                )
-                if paired
-                else None
-            )
-            rate_a, rate_b = _pass_rate(first_all), _pass_rate(second_all)
-            rows.append(
-                (
-                    member[0],
-                    member[1],
-                    first_models.get(member),
-                    second_models.get(member),
-                    rate_a,
-                    rate_b,
-                    rate_b - rate_a,
-                    len(paired),
-                    sum(first != second for first, second in paired),
-                    np.nan if kappa is None else kappa,
-                )
-            )
-        return pd.DataFrame.from_records(rows, columns=JUDGE_COLUMNS)
+        rows = _vote_rows(baseline.votes, candidate.votes)
+    else:
+        rows = _pass_rate_rows(baseline, candidate)
+    return pd.DataFrame.from_records(rows, columns=JUDGE_COLUMNS)
 
-    fallback: list[tuple[Any, ...]] = []
+
+def _vote_rows(first: VoteTable | None, second: VoteTable | None) -> list[tuple[Any, ...]]:
+    """One row per member from the votes both runs kept."""
+    first_cases, second_cases = _votes_by_case(first), _votes_by_case(second)
+    first_models, second_models = _member_models(first), _member_models(second)
+    members: dict[tuple[str, str], None] = {}
+    for table in (first, second):
+        if table is not None:
+            members.update(dict.fromkeys(zip(table.metric, table.member, strict=True)))
+    rows = []
+    for member in members:
+        first_all = [votes[member] for votes in first_cases.values() if member in votes]
+        second_all = [votes[member] for votes in second_cases.values() if member in votes]
+        paired = [
+            (votes[member], second_cases[case][member])
+            for case, votes in first_cases.items()
+            if member in votes and member in second_cases.get(case, {})
+        ]
+        kappa = (
+            cohen_kappa([str(before) for before, _ in paired], [str(after) for _, after in paired])
+            if paired
+            else None
+        )
+        rate_a, rate_b = _pass_rate(first_all), _pass_rate(second_all)
+        rows.append(
+            (
+                member[0],
+                member[1],
+                first_models.get(member),
+                second_models.get(member),
+                rate_a,
+                rate_b,
+                rate_b - rate_a,
+                len(paired),
+                sum(before != after for before, after in paired),
+                np.nan if kappa is None else kappa,
+            )
+        )
+    return rows
+
+
+def _pass_rate_rows(baseline: RunSnapshot, candidate: RunSnapshot) -> list[tuple[Any, ...]]:
+    """One row per judge from the logged ``judge/<member>/pass_rate`` metrics."""
+    rows: list[tuple[Any, ...]] = []
     segments = dict.fromkeys(
         key.split("/")[1]
         for snapshot in (baseline, candidate)
@@ -221,8 +227,8 @@ def judge_deltas(baseline: RunSnapshot, candidate: RunSnapshot) -> pd.DataFrame:
         rate_a = baseline.metrics.get(key, np.nan)
         rate_b = candidate.metrics.get(key, np.nan)
         name = baseline.source_of("judge", segment)
-        fallback.append((None, name, None, None, rate_a, rate_b, rate_b - rate_a, 0, 0, np.nan))
-    return pd.DataFrame.from_records(fallback, columns=JUDGE_COLUMNS)
+        rows.append((None, name, None, None, rate_a, rate_b, rate_b - rate_a, 0, 0, np.nan))
+    return rows
 
 
 # ---------------------------------------------------------------------------- flips

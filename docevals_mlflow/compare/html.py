@@ -23,7 +23,13 @@ from docevals_mlflow.compare.text import (
     headline_text,
     interval,
 )
-from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
+from docevals_mlflow.core.formatting import (
+    level_text,
+    metric_text,
+    p_value_text,
+    setting_text,
+    signed_text,
+)
 from docevals_mlflow.reports.html import (
     Page,
     axis_labels,
@@ -101,7 +107,8 @@ def forest_figure(pair: PairComparison, confidence: float) -> go.Figure:
     figure.add_vline(x=0, line_width=1, line_color="#444")
     return figure_layout(
         figure,
-        title=f"Δ {pair.candidate.label} − {pair.baseline.label} ({confidence:.0%} intervals)",
+        title=f"Δ {pair.candidate.label} − {pair.baseline.label} "
+        f"({level_text(confidence)} intervals)",
         height=max(280, 24 * len(rows) + 150),
         xaxis={"title": {"text": "candidate − baseline"}, "zeroline": False},
         yaxis=category_axis(labels),
@@ -302,7 +309,7 @@ def render_comparison_html(comparison: Comparison) -> str:
                 ("baseline", comparison.baseline.label),
                 ("candidates", str(len(comparison.pairs))),
                 ("metric", settings.metric),
-                ("alpha (Holm)", f"{settings.alpha:g}"),
+                ("alpha (Holm)", setting_text(settings.alpha)),
                 ("resamples", str(settings.resamples)),
                 ("verdict", "regression" if comparison.has_regression else "no regression"),
             ]

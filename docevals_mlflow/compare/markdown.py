@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.compare.changes import Changes, OperationChange, PanelChange, TextDiff
+from docevals_mlflow.compare.changes_markdown import changes_markdown
 from docevals_mlflow.compare.deltas import COUNT_STATISTICS
 from docevals_mlflow.compare.text import (
     RESULT_TEXT,
@@ -14,9 +14,14 @@ from docevals_mlflow.compare.text import (
     headline_text,
     interval,
     metric_label,
-    short,
 )
-from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
+from docevals_mlflow.core.formatting import (
+    level_text,
+    metric_text,
+    p_value_text,
+    setting_text,
+    signed_text,
+)
 from docevals_mlflow.reports.markdown import table
 
 if TYPE_CHECKING:
@@ -30,99 +35,6 @@ FAMILY_TITLES = {
     "class": "Classes",
     "stage": "Stages",
 }
-
-
-# --------------------------------------------------------------------------- changes
-
-
-def _diff_block(diff: TextDiff) -> list[str]:
-    if not diff.diff:
-        return []
-    # A fence longer than any backtick run inside keeps the block intact.
-    fence = "```"
-    while fence in diff.diff:
-        fence += "`"
-    return [f"{fence}diff", diff.diff, fence, ""]
-
-
-def _operation_lines(change: OperationChange) -> list[str]:
-    title = f"**{change.operation}**" + (f" ({change.variant})" if change.variant else "")
-    versions = change.versions
-    version = (
-        f", version {versions.baseline} → {versions.candidate}"
-        if versions.baseline != versions.candidate and change.status == "changed"
-        else ""
-    )
-    lines = [f"- {title}: {change.status}{version}"]
-    if change.hashes:
-        lines.append("  - differing: " + ", ".join(entry.name for entry in change.hashes))
-    if change.spec_status is not None:
-        lines.append(
-            f"  - evaluation spec status: {change.spec_status.baseline} → "
-            f"{change.spec_status.candidate}"
-        )
-    if change.criteria_added:
-        lines.append("  - criteria added: " + "; ".join(change.criteria_added))
-    if change.criteria_removed:
-        lines.append("  - criteria removed: " + "; ".join(change.criteria_removed))
-    lines.append("")
-    for diff in change.diffs:
-        lines += _diff_block(diff)
-    return lines
-
-
-def _panel_lines(change: PanelChange) -> list[str]:
-    lines = [f"- **{change.panel}**: {change.status}"]
-    for member in change.members:
-        if member.status == "unchanged":
-            continue
-        if member.status == "changed":
-            detail = ", ".join(
-                f"{name} {short((member.baseline or {}).get(name))} → "
-                f"{short((member.candidate or {}).get(name))}"
-                for name in member.changed
-            )
-        else:
-            spec = member.candidate if member.status == "added" else member.baseline
-            detail = (
-                f"{(spec or {}).get('provider')}:{(spec or {}).get('model')} "
-                f"@{(spec or {}).get('temperature')}"
-            )
-        lines.append(f"  - member {member.name} {member.status}: {detail}")
-    for rule in change.rules:
-        lines.append(f"  - {rule.name}: {short(rule.baseline)} → {short(rule.candidate)}")
-    return lines
-
-
-def changes_markdown(changes: Changes) -> list[str]:
-    """The "what changed" section."""
-    if not changes.any:
-        return ["Nothing: same params, prompts, specs and judge panels.", ""]
-    lines: list[str] = []
-    for headers, entries in (
-        (["ground truth", "baseline digest", "candidate digest"], changes.datasets),
-        (["param", "baseline", "candidate"], changes.params),
-    ):
-        if entries:
-            rows = ((item.name, short(item.baseline), short(item.candidate)) for item in entries)
-            lines += [*table(headers, rows), ""]
-    operations = [entry for entry in changes.operations if entry.status != "unchanged"]
-    if operations:
-        lines += ["Operations:", ""]
-        for change in operations:
-            lines += _operation_lines(change)
-    panels = [entry for entry in changes.panels if entry.status != "unchanged"]
-    if panels:
-        lines += ["Judge panels:", ""]
-        for panel in panels:
-            lines += _panel_lines(panel)
-        lines.append("")
-    for diff in changes.texts:
-        if diff.status == "unchanged":
-            continue
-        lines += [f"`{diff.name}` ({diff.status}):", ""]
-        lines += _diff_block(diff)
-    return lines
 
 
 # ---------------------------------------------------------------------------- tables
@@ -142,7 +54,7 @@ def _effect_rows(frame: Any) -> Iterable[Sequence[Any]]:
 def effects_markdown(pair: PairComparison, confidence: float) -> list[str]:
     """The "is it real" section: one table per family."""
     lines: list[str] = []
-    level = f"{confidence:.0%} CI"
+    level = f"{level_text(confidence)} CI"
     for family, title in FAMILY_TITLES.items():
         frame = pair.effects[pair.effects["family"] == family]
         if not len(frame):
@@ -306,7 +218,7 @@ def _leaderboard_lines(comparison: Comparison) -> list[str]:
     board = comparison.leaderboard
     if board is None:
         return []
-    level = f"{comparison.settings.confidence:.0%} CI"
+    level = f"{level_text(comparison.settings.confidence)} CI"
     lines = [
         "## Leaderboard",
         "",
@@ -343,8 +255,8 @@ def pair_markdown(pair: PairComparison, comparison: Comparison) -> list[str]:
         "",
         f"**Headline:** {headline_text(pair, settings.confidence)}",
         "",
-        f"Significant at α = {settings.alpha:g}: {len(pair.improvements)} improvement(s), "
-        f"{len(pair.regressions)} regression(s).",
+        f"Significant at α = {setting_text(settings.alpha)}: "
+        f"{len(pair.improvements)} improvement(s), {len(pair.regressions)} regression(s).",
         "",
     ]
     for note in pair.notes:
@@ -370,8 +282,8 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         "",
         f"Baseline **{baseline.label}** (`{baseline.run_id}`); "
         f"{len(comparison.pairs)} candidate(s). Metric {metric_label(settings.metric)}, "
-        f"α = {settings.alpha:g} with Holm's correction per family, {settings.resamples} "
-        f"resamples, seed {settings.seed}.",
+        f"α = {setting_text(settings.alpha)} with Holm's correction per family, "
+        f"{settings.resamples} resamples, seed {settings.seed}.",
         "",
         ("❌ **Significant regression found.**" if regressed else "✅ No significant regression."),
         "",

@@ -14,20 +14,21 @@
 * Multiplicity: Holm's step-down adjustment within a family of tests.
 
 Everything is vectorised: a batch of draws is one integer matrix (draws x documents)
-and one matrix product with the per-document cells; no Python loop runs per draw or
-per document. Undefined metrics (a zero denominator) are NaN and are left out of
+and one matrix product with the per-document cells (the bootstrap of
+:mod:`docevals_mlflow.core.statistics`); no Python loop runs per draw or per
+document. Undefined metrics (a zero denominator) are NaN and are left out of
 intervals and tests rather than counted as 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from docevals_mlflow.core.statistics import bootstrap_sums, percentile_interval, resample_batches
 from docevals_mlflow.errors import ConfigurationError
 
 FloatArray = npt.NDArray[np.float64]
@@ -39,8 +40,6 @@ FIELD_METRICS = (*CELL_METRICS, "macro_f1")
 """Every metric a field comparison can be compared on."""
 LOWER_IS_BETTER = frozenset({"far", "fdr"})
 
-# Bounds one batch's draw matrix (draws x documents) to ~16 MB of float64.
-_BATCH_CELLS = 2_000_000
 # Relative slack when comparing a permuted difference with the observed one, so that
 # the identity permutation (and its mirror) always count despite rounding.
 _TIES = 1e-12
@@ -105,37 +104,6 @@ def _finish(sums: FloatArray, metric: str, units: int) -> FloatArray:
     return _divide(sums[:, :units], sums[:, units:])
 
 
-def _batches(draws: int, documents: int) -> Iterator[int]:
-    size = max(1, min(draws, _BATCH_CELLS // max(documents, 1)))
-    for start in range(0, draws, size):
-        yield min(size, draws - start)
-
-
-def bootstrap_weights(rng: np.random.Generator, draws: int, documents: int) -> FloatArray:
-    """How often each document is drawn in each of ``draws`` resamples (rows sum to n)."""
-    index = rng.integers(0, documents, size=(draws, documents))
-    index += np.arange(draws)[:, None] * documents
-    counts = np.bincount(index.ravel(), minlength=draws * documents)
-    return counts.reshape(draws, documents).astype(np.float64)
-
-
-def percentile_interval(draws: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
-    """Per column, the percentile interval of the defined (non-NaN) draws."""
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low = np.full(draws.shape[1], np.nan)
-    high = np.full(draws.shape[1], np.nan)
-    defined = ~np.isnan(draws)
-    complete = defined.all(axis=0)
-    if complete.any():
-        low[complete], high[complete] = np.percentile(
-            draws[:, complete], [tail, 100.0 - tail], axis=0
-        )
-    for column in np.flatnonzero(~complete & defined.any(axis=0)):
-        values = draws[defined[:, column], column]
-        low[column], high[column] = np.percentile(values, [tail, 100.0 - tail])
-    return low, high
-
-
 @dataclass(frozen=True)
 class PairedResult:
     """Per unit (overall, a field, a class): both runs' values, the difference, its
@@ -153,6 +121,56 @@ class PairedResult:
     p_value: FloatArray
     documents: int
     resamples: int
+
+
+def _paired_cells(
+    baseline: npt.ArrayLike,
+    candidate: npt.ArrayLike,
+    metric: str,
+    resamples: int,
+    confidence: float,
+) -> tuple[IntArray, IntArray]:
+    """Both runs' cells as ``(documents, units, 5)`` arrays, once the settings are checked."""
+    check_metric(metric)
+    if not 0.0 < confidence < 1.0:
+        raise ConfigurationError(f"confidence {confidence} is outside (0, 1)")
+    if resamples < 1:
+        raise ConfigurationError(f"resamples must be at least 1, got {resamples}")
+    first = np.asarray(baseline, dtype=np.int64)
+    second = np.asarray(candidate, dtype=np.int64)
+    if first.ndim == 2:
+        first, second = first[:, None, :], second[:, None, :]
+    if first.shape != second.shape or first.ndim != 3 or first.shape[2] != 5:
+        raise ConfigurationError(
+            f"cell arrays of shapes {first.shape} and {second.shape} do not pair",
+            expected="two (documents, units, 5) arrays of the same shape",
+        )
+    return first, second
+
+
+def _randomisation_p(
+    rng: np.random.Generator,
+    difference: FloatArray,
+    totals: tuple[FloatArray, FloatArray],
+    delta: FloatArray,
+    metric: str,
+    resamples: int,
+) -> FloatArray:
+    """Two-sided p-values of ``resamples`` sign flips (NaN where ``delta`` is)."""
+    total_a, total_b = totals
+    documents, units = difference.shape[0], delta.shape[0]
+    extreme = np.zeros(units)
+    counted = np.zeros(units)
+    threshold = np.abs(delta) * (1.0 - _TIES) - _TIES
+    for size in resample_batches(resamples, documents):
+        swaps = rng.integers(0, 2, size=(size, documents)).astype(np.float64) @ difference
+        permuted = _finish(total_b - swaps, metric, units) - _finish(total_a + swaps, metric, units)
+        defined = ~np.isnan(permuted)
+        extreme += (defined & (np.abs(permuted) >= threshold)).sum(axis=0)
+        counted += defined.sum(axis=0)
+    p_value = _divide(extreme + 1.0, counted + 1.0)
+    p_value[np.isnan(delta)] = np.nan
+    return p_value
 
 
 def paired_comparison(
@@ -176,20 +194,7 @@ def paired_comparison(
     random subset of documents), counted as ``(1 + extreme) / (1 + resamples)`` so it
     is never 0.
     """
-    check_metric(metric)
-    if not 0.0 < confidence < 1.0:
-        raise ConfigurationError(f"confidence {confidence} is outside (0, 1)")
-    if resamples < 1:
-        raise ConfigurationError(f"resamples must be at least 1, got {resamples}")
-    first = np.asarray(baseline, dtype=np.int64)
-    second = np.asarray(candidate, dtype=np.int64)
-    if first.ndim == 2:
-        first, second = first[:, None, :], second[:, None, :]
-    if first.shape != second.shape or first.ndim != 3 or first.shape[2] != 5:
-        raise ConfigurationError(
-            f"cell arrays of shapes {first.shape} and {second.shape} do not pair",
-            expected="two (documents, units, 5) arrays of the same shape",
-        )
+    first, second = _paired_cells(baseline, candidate, metric, resamples, confidence)
     documents, units = first.shape[0], first.shape[1]
     columns_a, columns_b = _columns(first, metric), _columns(second, metric)
     total_a, total_b = columns_a.sum(axis=0), columns_b.sum(axis=0)
@@ -203,28 +208,17 @@ def paired_comparison(
     rng = np.random.default_rng(seed)
     both = np.concatenate([columns_a, columns_b], axis=1)
     width = columns_a.shape[1]
-    boot = np.empty((resamples, units))
-    done = 0
-    for size in _batches(resamples, documents):
-        sums = bootstrap_weights(rng, size, documents) @ both
-        boot[done : done + size] = _finish(sums[:, width:], metric, units) - _finish(
-            sums[:, :width], metric, units
-        )
-        done += size
+    boot = np.concatenate(
+        [
+            _finish(sums[:, width:], metric, units) - _finish(sums[:, :width], metric, units)
+            for sums in bootstrap_sums(rng, both, resamples)
+        ]
+    )
     ci_low, ci_high = percentile_interval(boot, confidence)
 
-    difference = columns_b - columns_a
-    extreme = np.zeros(units)
-    counted = np.zeros(units)
-    threshold = np.abs(delta) * (1.0 - _TIES) - _TIES
-    for size in _batches(resamples, documents):
-        swaps = rng.integers(0, 2, size=(size, documents)).astype(np.float64) @ difference
-        permuted = _finish(total_b - swaps, metric, units) - _finish(total_a + swaps, metric, units)
-        defined = ~np.isnan(permuted)
-        extreme += (defined & (np.abs(permuted) >= threshold)).sum(axis=0)
-        counted += defined.sum(axis=0)
-    p_value = _divide(extreme + 1.0, counted + 1.0)
-    p_value[np.isnan(delta)] = np.nan
+    p_value = _randomisation_p(
+        rng, columns_b - columns_a, (total_a, total_b), delta, metric, resamples
+    )
     return PairedResult(
         baseline=value_a,
         candidate=value_b,
@@ -260,13 +254,9 @@ def metric_interval(
     if documents == 0:
         return value, np.full(units, np.nan), np.full(units, np.nan)
     rng = np.random.default_rng(seed)
-    draws = np.empty((resamples, units))
-    done = 0
-    for size in _batches(resamples, documents):
-        draws[done : done + size] = _finish(
-            bootstrap_weights(rng, size, documents) @ columns, metric, units
-        )
-        done += size
+    draws = np.concatenate(
+        [_finish(sums, metric, units) for sums in bootstrap_sums(rng, columns, resamples)]
+    )
     low, high = percentile_interval(draws, confidence)
     return value, low, high
 
@@ -290,11 +280,7 @@ def paired_proportions(
     rate_a, rate_b = float(first.mean()), float(second.mean())
     rng = np.random.default_rng(seed)
     difference = second - first
-    draws = np.empty(resamples)
-    done = 0
-    for size in _batches(resamples, cases):
-        draws[done : done + size] = bootstrap_weights(rng, size, cases) @ difference / cases
-        done += size
+    draws = np.concatenate(list(bootstrap_sums(rng, difference, resamples))) / cases
     low, high = percentile_interval(draws[:, None], confidence)
     return rate_a, rate_b, rate_b - rate_a, float(low[0]), float(high[0])
 
@@ -311,11 +297,7 @@ def proportion_interval(
     if array.size == 0:
         return (np.nan, np.nan, np.nan)
     rng = np.random.default_rng(seed)
-    draws = np.empty(resamples)
-    done = 0
-    for size in _batches(resamples, array.size):
-        draws[done : done + size] = bootstrap_weights(rng, size, array.size) @ array / array.size
-        done += size
+    draws = np.concatenate(list(bootstrap_sums(rng, array, resamples))) / array.size
     low, high = percentile_interval(draws[:, None], confidence)
     return float(array.mean()), float(low[0]), float(high[0])
 

@@ -10,8 +10,10 @@ from docevals_mlflow.compare.changes import Changes
 from docevals_mlflow.core.formatting import (
     METRIC_DIGITS,
     defined_number,
+    level_text,
     metric_text,
     p_value_text,
+    setting_text,
     signed_text,
 )
 
@@ -70,7 +72,7 @@ def headline_text(pair: PairComparison, confidence: float = 0.95) -> str:
     return (
         f"{metric_label(effect['metric'])} {metric_text(effect['baseline'])} → "
         f"{metric_text(effect['candidate'])} ({signed_text(effect['delta'])}, "
-        f"{confidence:.0%} CI {interval(effect['ci_low'], effect['ci_high'])}, "
+        f"{level_text(confidence)} CI {interval(effect['ci_low'], effect['ci_high'])}, "
         f"Holm p {p_value_text(effect['p_adjusted'])})"
         f": {RESULT_TEXT[effect['direction']]}"
     )
@@ -90,8 +92,8 @@ def summary_lines(comparison: Comparison) -> list[str]:
     settings = comparison.settings
     lines = [
         f"baseline {comparison.baseline.label} ({comparison.baseline.run_id}); metric "
-        f"{settings.metric}, alpha {settings.alpha:g} (Holm), {settings.resamples} resamples, "
-        f"seed {settings.seed}"
+        f"{settings.metric}, alpha {setting_text(settings.alpha)} (Holm), "
+        f"{settings.resamples} resamples, seed {settings.seed}"
     ]
     for pair in comparison.pairs:
         lines.append(

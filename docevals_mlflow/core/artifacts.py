@@ -182,8 +182,25 @@ def artifact_from_path(
     """
     file_path = Path(path)
     check_file(file_path)
-    suffix = file_path.suffix.lower()
     ref_id = artifact_id or file_path.stem
+    kind, media_type, content, content_format = _read_content(file_path)
+    return ReferenceArtifact(
+        id=ref_id,
+        path=str(file_path),
+        kind=kind,
+        authority=authority,
+        comparison_mode=comparison_mode,
+        media_type=media_type,
+        content=content,
+        content_format=content_format,
+        metadata=dict(metadata or {}),
+    )
+
+
+def _read_content(file_path: Path) -> tuple[ArtifactKind, str, Any, ContentFormat | None]:
+    """The kind, media type, content and content format of a reference file, read
+    as its extension says (see :func:`artifact_from_path`)."""
+    suffix = file_path.suffix.lower()
     kind: ArtifactKind
     content: Any = None
     content_format: ContentFormat | None = None
@@ -208,17 +225,7 @@ def artifact_from_path(
     else:
         kind = "file"
         media_type = mimetypes.guess_type(file_path.name)[0] or "application/octet-stream"
-    return ReferenceArtifact(
-        id=ref_id,
-        path=str(file_path),
-        kind=kind,
-        authority=authority,
-        comparison_mode=comparison_mode,
-        media_type=media_type,
-        content=content,
-        content_format=content_format,
-        metadata=dict(metadata or {}),
-    )
+    return kind, media_type, content, content_format
 
 
 def load_table_file(path: Path) -> list[dict[str, str]]:

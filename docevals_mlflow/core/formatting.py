@@ -17,7 +17,14 @@ A report prints two kinds of number, and they must not share a format:
   score, confidence, threshold       :func:`score_text`    ``0.42``
   count (possibly fractional)        :func:`count_text`    ``12``
   p-value                            :func:`p_value_text`  ``0.000512``
+  money (US dollars)                 :func:`money_text`    ``0.0123``
   =================================  ====================  ===========
+
+* **Settings** are numbers a person chose (a threshold, alpha, a limit, a
+  confidence level or a review budget): :func:`setting_text` and
+  :func:`level_text` print them as given, without padding or rounding to a grid
+  (``0.85``, ``0.875``; ``95%``, ``97.5%``), so a report repeats the option it ran
+  with.
 
   An undefined figure (``None``, NaN, or anything that is not a number, booleans
   included) prints as ``n/a``: a zero denominator is not a zero.
@@ -43,6 +50,8 @@ COUNT_DIGITS: Final = 2
 """Decimals of a fractional count (ties sharing credit); whole counts have none."""
 P_VALUE_DIGITS: Final = 3
 """Significant digits of a p-value (small p-values need digits, not decimals)."""
+MONEY_DIGITS: Final = 4
+"""Decimals of a cost in US dollars: per-request costs are fractions of a cent."""
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -105,6 +114,31 @@ def p_value_text(value: Any) -> str:
     return NOT_AVAILABLE if number is None else f"{number:.{P_VALUE_DIGITS}g}"
 
 
+def money_text(value: Any) -> str:
+    """A cost in US dollars to four decimals, without the sign (``0.0123``), or ``n/a``."""
+    number = defined_number(value)
+    return NOT_AVAILABLE if number is None else f"{number:.{MONEY_DIGITS}f}"
+
+
+def setting_text(value: Any) -> str:
+    """A chosen number (threshold, alpha, limit) as given: ``0.85``, ``0.875``, ``3``.
+
+    Six significant digits (``format(value, "g")``): enough for any option a person
+    types, and no trailing zeros that would suggest a precision nobody chose.
+    """
+    number = defined_number(value)
+    return NOT_AVAILABLE if number is None else f"{number:g}"
+
+
+def level_text(value: Any) -> str:
+    """A chosen share (confidence level, review budget) as a percentage, as given:
+    ``95%``, ``97.5%``, ``10%``; unlike :func:`percent_text` nothing is rounded to a
+    grid, so a 97.5% interval is never called a 98% one."""
+    number = defined_number(value)
+    # "g" after scaling also absorbs the float noise of the product (0.07 * 100).
+    return NOT_AVAILABLE if number is None else f"{number * 100:g}%"
+
+
 def value_text(value: Any) -> str:
     """A field value exactly as given, as one piece of text.
 
@@ -132,17 +166,21 @@ def value_text(value: Any) -> str:
 __all__ = [
     "COUNT_DIGITS",
     "METRIC_DIGITS",
+    "MONEY_DIGITS",
     "NOT_AVAILABLE",
     "PERCENT_DIGITS",
     "P_VALUE_DIGITS",
     "SCORE_DIGITS",
     "count_text",
     "defined_number",
+    "level_text",
     "metric_text",
+    "money_text",
     "p_value_text",
     "percent_of",
     "percent_text",
     "score_text",
+    "setting_text",
     "signed_text",
     "value_text",
 ]

@@ -20,7 +20,6 @@ The rerun's input, output, metric results and reason are kept on the stage repor
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -29,16 +28,19 @@ from typing import Any
 from pydantic import Field
 
 from docevals_mlflow.core.cases import EvaluationCase, PipelineCase
-from docevals_mlflow.core.claims import reference_claims
 from docevals_mlflow.core.diagnostics import CounterfactualRerun, RerunOutcome
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.literals import FailureContext
 from docevals_mlflow.core.model import FrozenModel
-from docevals_mlflow.core.paths import FieldPath, lookup
 from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.results import MetricResult
-from docevals_mlflow.core.values import as_bool, as_number
 from docevals_mlflow.core.verdicts import combine_verdicts
+from docevals_mlflow.diagnostics.oracle import (
+    RerunUnavailable,
+    copy_value,
+    default_rerun_input,
+    oracle_output,
+)
 from docevals_mlflow.errors import ConfigurationError, DocEvalsError, InputError
 
 Action = Callable[[Any], Any]
@@ -69,132 +71,13 @@ class RecordedRerun(FrozenModel):
     input_data: Any = None
 
 
-class RerunUnavailable(Exception):
-    """A stage cannot be rerun; the message (why) becomes the rerun's reason."""
-
-
-def _copy(value: Any) -> Any:
-    # Actions may mutate their input; never let them reach a reference's content.
-    return copy.deepcopy(value)
-
-
-def _same(first: Any, second: Any) -> bool:
-    try:
-        return canonical_json(first) == canonical_json(second)
-    except DocEvalsError:
-        return bool(first == second)
-
-
-def _typed_like(text: Any, current: Any) -> Any:
-    """A path-table value (often CSV text) in the type of the value it corrects."""
-    if not isinstance(text, str) or isinstance(current, str) or current is None:
-        return text
-    if isinstance(current, bool):
-        flag = as_bool(text)
-        return text if flag is None else flag
-    if isinstance(current, (int, float)):
-        number = as_number(text)
-        if number is None:
-            return text
-        return int(number) if isinstance(current, int) and number.is_integer() else number
-    return text
-
-
-def _set_path(document: Any, path: FieldPath, value: Any) -> Any:
-    """``document`` with ``value`` at ``path``, creating objects and list slots."""
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(head, int):
-        items = list(document) if isinstance(document, list) else []
-        while len(items) <= head:
-            items.append(None)
-        items[head] = _set_path(items[head], rest, value)
-        return items
-    mapping = dict(document) if isinstance(document, Mapping) else {}
-    mapping[head] = _set_path(mapping.get(head), rest, value)
-    return mapping
-
-
-def oracle_output(stage: EvaluationCase, passed: bool) -> tuple[Any, str]:
-    """The ground-truth version of ``stage``'s output, and where it came from.
-
-    One ground-truth reference with content (JSON, text, a table) is the output as
-    it should have been. Path tables name some fields only: their values are
-    patched into the stage's own prediction (keeping the prediction's number or
-    boolean type where the text converts). A stage without ground truth that passed
-    keeps its own prediction.
-
-    Raises:
-        RerunUnavailable: no usable ground truth for a stage that did not pass, or
-            several whole-document ground truths to choose from.
-    """
-    truth = [
-        reference
-        for reference in stage.references
-        if reference.authority == "ground_truth" and reference.content is not None
-    ]
-    documents = [reference for reference in truth if reference.content_format != "path_table"]
-    tables = [reference for reference in truth if reference.content_format == "path_table"]
-    if len(documents) == 1:
-        return _copy(documents[0].content), f"reference {documents[0].id}"
-    if len(documents) > 1:
-        names = ", ".join(reference.id for reference in documents)
-        raise RerunUnavailable(
-            f"upstream stage {stage.stage_id!r} has several ground-truth documents ({names}); "
-            "pass build_input= to say which one feeds the rerun"
-        )
-    if tables:
-        patched = _copy(stage.prediction)
-        for reference in tables:
-            for claim in reference_claims(reference):
-                _, current = lookup(patched, claim.path)
-                patched = _set_path(patched, claim.path, _typed_like(claim.expected, current))
-        return patched, "path table " + ", ".join(reference.id for reference in tables)
-    if passed:
-        return _copy(stage.prediction), "own prediction (passed)"
-    raise RerunUnavailable(
-        f"upstream stage {stage.stage_id!r} failed and has no ground-truth reference "
-        "with content to rerun from"
-    )
-
-
-def default_rerun_input(
-    stage: EvaluationCase, corrected: Mapping[str, Any], recorded: Mapping[str, Any]
-) -> Any:
-    """The stage's input rebuilt from corrected upstream outputs.
-
-    ``recorded`` holds the upstream outputs as they were. The rules, in order:
-
-    * no recorded ``input_data``: the single dependency's corrected output, or a
-      mapping ``{stage id: corrected output}`` for several;
-    * ``input_data`` equal to one dependency's recorded output (``input_from``):
-      that dependency's corrected output;
-    * ``input_data`` a mapping with keys named after dependencies: those values
-      replaced by the corrected outputs.
-
-    Raises:
-        RerunUnavailable: the recorded input shows no dependency's output.
-    """
-    dependencies = list(stage.depends_on)
-    if stage.input_data is None:
-        if len(dependencies) == 1:
-            return corrected[dependencies[0]]
-        return {name: corrected[name] for name in dependencies}
-    matching = [name for name in dependencies if _same(stage.input_data, recorded[name])]
-    if len(matching) == 1:
-        return corrected[matching[0]]
-    if isinstance(stage.input_data, Mapping):
-        keyed = [name for name in dependencies if name in stage.input_data]
-        if keyed:
-            rebuilt = _copy(dict(stage.input_data))
-            rebuilt.update({name: corrected[name] for name in keyed})
-            return rebuilt
-    raise RerunUnavailable(
-        "cannot tell how the upstream outputs feed this stage's input_data (it neither "
-        "equals an upstream prediction nor has keys named after upstream stages); pass "
-        "build_input= to Counterfactual"
-    )
+def _attribution(verdict: str) -> tuple[RerunOutcome, str | None]:
+    """What a rerun's verdict says about the original failure, and why when unclear."""
+    if verdict == "pass":
+        return "caused_by_upstream", None
+    if verdict == "fail":
+        return "independent_failure", None
+    return "inconclusive", f"the rerun's verdict is {verdict}, so the attribution stays combined"
 
 
 class Counterfactual:
@@ -344,19 +227,7 @@ class Counterfactual:
                 reason=f"no action registered for stage {stage.stage_id!r} or operation "
                 f"{stage.operation!r}, and no recorded rerun",
             )
-        corrected: dict[str, Any] = {}
-        sources: dict[str, str] = {}
-        input_data: Any = None
-        problem: str | None = None
-        try:
-            for name in stage.depends_on:
-                passed = reports[name].verdict == "pass"
-                corrected[name], sources[name] = oracle_output(stages[name], passed)
-            input_data = self._input(stage, corrected, stages)
-        except RerunUnavailable as exc:
-            problem = str(exc)
-        except Exception as exc:  # a user's build_input: its failure stays local
-            problem = f"build_input raised {type(exc).__name__}: {exc}"
+        sources, input_data, problem = self._corrected_input(stage, stages, reports)
         if recorded is not None:
             source = "recorded"
             if recorded.input_data is not None:
@@ -370,7 +241,7 @@ class Counterfactual:
             assert action is not None
             source = "action"
             try:
-                prediction = action(_copy(input_data))
+                prediction = action(copy_value(input_data))
                 if inspect.isawaitable(prediction):
                     prediction = await prediction
                 prediction = _plain(prediction)
@@ -385,15 +256,7 @@ class Counterfactual:
         rerun_case = stage.model_copy(update={"input_data": input_data, "prediction": prediction})
         results = await score(rerun_case)
         verdict = combine_verdicts(result.verdict for result in results)
-        outcome: RerunOutcome
-        reason = None
-        if verdict == "pass":
-            outcome = "caused_by_upstream"
-        elif verdict == "fail":
-            outcome = "independent_failure"
-        else:
-            outcome = "inconclusive"
-            reason = f"the rerun's verdict is {verdict}, so the attribution stays combined"
+        outcome, reason = _attribution(verdict)
         if problem is not None and recorded is not None:
             reason = f"{reason + '; ' if reason else ''}input not recorded: {problem}"
         return CounterfactualRerun(
@@ -406,6 +269,26 @@ class Counterfactual:
             metric_results=list(results),
             reason=reason,
         )
+
+    def _corrected_input(
+        self,
+        stage: EvaluationCase,
+        stages: Mapping[str, EvaluationCase],
+        reports: Mapping[str, EvaluationReport],
+    ) -> tuple[dict[str, str], Any, str | None]:
+        """What each upstream output was replaced with, the stage's input built from the
+        replacements, and why there is no input (``None`` when there is one)."""
+        corrected: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        try:
+            for name in stage.depends_on:
+                passed = reports[name].verdict == "pass"
+                corrected[name], sources[name] = oracle_output(stages[name], passed)
+            return sources, self._input(stage, corrected, stages), None
+        except RerunUnavailable as exc:
+            return sources, None, str(exc)
+        except Exception as exc:  # a user's build_input: its failure stays local
+            return sources, None, f"build_input raised {type(exc).__name__}: {exc}"
 
     def _input(
         self,

@@ -17,35 +17,20 @@ An ``uncertain`` panel verdict counts as an error (a human has to decide it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.core.diagnostics import (
-    MAX_REVIEW_ORDER,
-    DisagreementBudget,
-    ReviewCandidate,
-)
+from docevals_mlflow.core.diagnostics import DisagreementBudget, ReviewCandidate
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
-from docevals_mlflow.core.results import MetricResult
+from docevals_mlflow.core.statistics import DEFAULT_BUDGETS, DEFAULT_TARGETS
 from docevals_mlflow.core.verdicts import combine_verdicts
-from docevals_mlflow.diagnostics.budgets import DEFAULT_BUDGETS, DEFAULT_TARGETS, review_budget
+from docevals_mlflow.judges.calibration import HumanLabel, calibrate
+from docevals_mlflow.judges.calibration.disagreement import (
+    PANEL_BASIS,
+    labelled_disagreement_budget,
+    panel_disagreement,
+    review_by_disagreement,
+)
 
-if TYPE_CHECKING:
-    from docevals_mlflow.judges.calibration.labels import HumanLabel
-
-PANEL_BASIS = "judge_panel"
 GROUND_TRUTH_BASIS = "ground_truth"
-
-
-def panel_disagreement(result: MetricResult) -> float | None:
-    """``1 - group_agreement`` of a panel result (samples when groups are missing);
-    ``None`` for anything that is not a panel result with an agreement score."""
-    if result.basis != PANEL_BASIS:
-        return None
-    for score in ("group_agreement", "sample_agreement"):
-        value = result.scores.get(score)
-        if value is not None:
-            return min(1.0, max(0.0, 1.0 - float(value)))
-    return None
 
 
 def _stages(
@@ -67,28 +52,6 @@ def _truth_from_metrics(stage: EvaluationReport) -> str | None:
         if result.basis == GROUND_TRUTH_BASIS and result.verdict in ("pass", "fail")
     ]
     return combine_verdicts(verdicts) if verdicts else None
-
-
-def _budget(
-    candidates: list[ReviewCandidate],
-    truth: Any,
-    budgets: Sequence[float],
-    targets: Sequence[float],
-) -> DisagreementBudget | None:
-    if not candidates:
-        return None
-    review = review_budget(
-        [candidate.disagreement for candidate in candidates],
-        [candidate.error for candidate in candidates],
-        signal="disagreement",
-        budgets=budgets,
-        targets=targets,
-    )
-    ordered = sorted(
-        candidates,
-        key=lambda item: (-item.disagreement, item.case_id, item.stage_id, item.metric),
-    )
-    return DisagreementBudget(truth=truth, review=review, order=ordered[:MAX_REVIEW_ORDER])
 
 
 def disagreement_budget(
@@ -134,7 +97,7 @@ def disagreement_budget(
                     error=result.verdict != truth,
                 )
             )
-    return _budget(candidates, "ground_truth_metrics", budgets, targets)
+    return review_by_disagreement(candidates, "ground_truth_metrics", budgets, targets)
 
 
 def _labelled_budget(
@@ -144,43 +107,7 @@ def _labelled_budget(
     budgets: Sequence[float],
     targets: Sequence[float],
 ) -> DisagreementBudget | None:
-    # Imported here: the judge calibration pulls in its statistics only when asked.
-    from docevals_mlflow.judges.calibration import calibrate
-
     calibration = calibrate(stages, labels, metric=metric, bootstrap=0)
     if tuple(budgets) == tuple(DEFAULT_BUDGETS) and tuple(targets) == tuple(DEFAULT_TARGETS):
         return calibration.disagreement  # calibrate computed exactly this
     return labelled_disagreement_budget(stages, calibration.cases.pairs, budgets, targets)
-
-
-def labelled_disagreement_budget(
-    stages: list[EvaluationReport],
-    case_pairs: Iterable[Any],
-    budgets: Sequence[float] = DEFAULT_BUDGETS,
-    targets: Sequence[float] = DEFAULT_TARGETS,
-) -> DisagreementBudget | None:
-    """The disagreement budget of panel verdicts already paired with human case
-    labels (``CalibrationReport.cases.pairs``); ``None`` without a panel verdict."""
-    results = {
-        (stage.case_id, stage.stage_id, result.name): result
-        for stage in stages
-        for result in stage.metric_results
-    }
-    candidates = []
-    for pair in case_pairs:
-        result = results.get((pair.case_id, pair.stage_id, pair.metric))
-        disagreement = panel_disagreement(result) if result is not None else None
-        if result is None or disagreement is None:
-            continue
-        candidates.append(
-            ReviewCandidate(
-                case_id=pair.case_id,
-                stage_id=pair.stage_id,
-                metric=pair.metric,
-                disagreement=disagreement,
-                panel_verdict=result.verdict,
-                truth=pair.human,
-                error=not pair.agrees,
-            )
-        )
-    return _budget(candidates, "human_labels", budgets, targets)

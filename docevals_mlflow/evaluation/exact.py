@@ -130,12 +130,32 @@ class ExactStructuredMetric:
                 verdict="not_applicable",
                 notes=["the references name no expected fields"],
             )
+        cells, rows, notes = self._compare_claims(case.prediction, claims)
+        unexpected = self._unexpected(case.prediction, claims, references, rows)
+        counts, scores = _figures(cells, len(claims), unexpected)
+        incorrect, missing = counts["incorrect"], counts["missing"]
+        failed = incorrect > 0 or missing > 0 or (self.fail_on_unexpected and bool(unexpected))
+        return MetricResult(
+            name=self.name,
+            basis=basis,
+            verdict="fail" if failed else "pass",
+            scores=scores,
+            counts=counts,
+            details={"fields": rows, "references": [reference.id for reference in references]},
+            notes=notes,
+        )
+
+    def _compare_claims(
+        self, prediction: Any, claims: list[ExpectedClaim]
+    ) -> tuple[dict[str, int], list[dict[str, Any]], list[str]]:
+        """Each claim's outcome (the TP/TN/FA/FD/FN cells and report rows), and notes
+        on references that disagree about a field."""
         cells = dict.fromkeys(("TP", "TN", "FA", "FD", "FN"), 0)
         rows: list[dict[str, Any]] = []
         notes: list[str] = []
         first_value: dict[FieldPath, tuple[str, Any]] = {}
         for claim in claims:
-            found, predicted = lookup(case.prediction, claim.path)
+            found, predicted = lookup(prediction, claim.path)
             outcome = self._outcome(claim.expected, found, predicted)
             cells[outcome] += 1
             path_text = format_path(claim.path)
@@ -155,40 +175,7 @@ class ExactStructuredMetric:
                 notes.append(
                     f"references {earlier[0]!r} and {claim.reference_id!r} disagree at {path_text}"
                 )
-        unexpected = self._unexpected(case.prediction, claims, references, rows)
-        correct = cells["TP"] + cells["TN"]
-        incorrect = cells["FA"] + cells["FD"]
-        missing = cells["FN"]
-        expected_fields = len(claims)
-        false_positives = incorrect + (unexpected or 0)
-        counts = {
-            "expected_fields": expected_fields,
-            "correct": correct,
-            "incorrect": incorrect,
-            "missing": missing,
-            **{key.lower(): value for key, value in cells.items()},
-        }
-        if unexpected is not None:
-            counts["unexpected"] = unexpected
-        tp = cells["TP"]
-        scores = {
-            "field_accuracy": _ratio(correct, expected_fields),
-            "accuracy_when_present": _ratio(correct, correct + incorrect),
-            "missing_rate": _ratio(missing, expected_fields),
-            "precision": _ratio(tp, tp + false_positives),
-            "recall": _ratio(tp, tp + missing),
-            "f1": _ratio(2 * tp, 2 * tp + false_positives + missing),
-        }
-        failed = incorrect > 0 or missing > 0 or (self.fail_on_unexpected and bool(unexpected))
-        return MetricResult(
-            name=self.name,
-            basis=basis,
-            verdict="fail" if failed else "pass",
-            scores=scores,
-            counts=counts,
-            details={"fields": rows, "references": [reference.id for reference in references]},
-            notes=notes,
-        )
+        return cells, rows, notes
 
     @staticmethod
     def _unexpected(
@@ -218,3 +205,33 @@ class ExactStructuredMetric:
                 }
             )
         return count
+
+
+def _figures(
+    cells: dict[str, int], expected_fields: int, unexpected: int | None
+) -> tuple[dict[str, int], dict[str, float | None]]:
+    """The counts and scores of the outcome cells (``unexpected`` predicted fields
+    count as false positives when they were looked for)."""
+    correct = cells["TP"] + cells["TN"]
+    incorrect = cells["FA"] + cells["FD"]
+    missing = cells["FN"]
+    false_positives = incorrect + (unexpected or 0)
+    counts = {
+        "expected_fields": expected_fields,
+        "correct": correct,
+        "incorrect": incorrect,
+        "missing": missing,
+        **{key.lower(): value for key, value in cells.items()},
+    }
+    if unexpected is not None:
+        counts["unexpected"] = unexpected
+    tp = cells["TP"]
+    scores = {
+        "field_accuracy": _ratio(correct, expected_fields),
+        "accuracy_when_present": _ratio(correct, correct + incorrect),
+        "missing_rate": _ratio(missing, expected_fields),
+        "precision": _ratio(tp, tp + false_positives),
+        "recall": _ratio(tp, tp + missing),
+        "f1": _ratio(2 * tp, 2 * tp + false_positives + missing),
+    }
+    return counts, scores

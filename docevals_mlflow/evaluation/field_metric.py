@@ -9,7 +9,7 @@ from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.evaluation.exact import select_exact_references
-from docevals_mlflow.fields.compare import FieldComparer
+from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.counts import METRIC_NAMES
 from docevals_mlflow.fields.schema import DocumentSchema
 
@@ -93,23 +93,6 @@ class FieldMetric:
         else:
             passed = counts.fa + counts.fd + counts.fn == 0
         items = document.item_counts()
-        wrong_rows = [
-            {
-                "path": row["path"],
-                "template": row["template"],
-                "method": row["method"],
-                "expected": row["expected"],
-                "predicted": row["actual"],
-                "score": row["score"],
-                "outcome": row["outcome"],
-                "status": _STATUS[row["outcome"]],
-                "confidence": row["confidence"],
-                "reason": row["reason"],
-                "reference_id": reference.id,
-            }
-            for row in document.row_dicts()
-            if row["outcome"] not in ("TP", "TN")
-        ]
         return MetricResult(
             name=self.name,
             basis=basis,
@@ -124,7 +107,7 @@ class FieldMetric:
             details={
                 "schema": {"id": self.schema.schema_id, "sha256": self.schema.sha256},
                 "document_class": document.document_class,
-                "fields": wrong_rows,
+                "fields": _wrong_rows(document, reference.id),
                 "templates": {
                     template: {**cells.as_dict(), **cells.metrics()}
                     for template, cells in document.field_counts().items()
@@ -139,3 +122,24 @@ class FieldMetric:
             return False
         minimum = self.min_scores[metric]
         return value <= minimum if metric in ("far", "fdr") else value >= minimum
+
+
+def _wrong_rows(document: DocumentComparison, reference_id: str) -> list[dict[str, Any]]:
+    """The report rows of the fields that were not right (TP or TN), for the details."""
+    return [
+        {
+            "path": row["path"],
+            "template": row["template"],
+            "method": row["method"],
+            "expected": row["expected"],
+            "predicted": row["actual"],
+            "score": row["score"],
+            "outcome": row["outcome"],
+            "status": _STATUS[row["outcome"]],
+            "confidence": row["confidence"],
+            "reason": row["reason"],
+            "reference_id": reference_id,
+        }
+        for row in document.row_dicts()
+        if row["outcome"] not in ("TP", "TN")
+    ]

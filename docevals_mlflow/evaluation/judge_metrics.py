@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 
 from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.evaluation.judge_variant import JudgeVariant
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
-from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
+from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric
 from docevals_mlflow.judges.config import JudgeConfig, JudgeRuntime, PanelConfig, load_panel_config
 
 JUDGE_METRIC_NAME = "llm_judge"

@@ -8,7 +8,7 @@ from docevals_mlflow.core.cases import EvaluationCase, Producer
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.judges.judge import JudgeResult, ModelJudge, run_sync
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
-from docevals_mlflow.judges.scoring import score_judgement
+from docevals_mlflow.judges.scoring import JudgementScores, score_judgement
 
 Relationship = Literal["unknown", "independent", "same_provider", "same_model"]
 
@@ -75,37 +75,15 @@ def judge_metric_result(
     if relationship == "same_model":
         review.append({"reason": "self-judging", "detail": _judge_label(identity or result.judge)})
     if result.output is None:
-        details["raw_text"] = result.raw_text
-        note = failure_note(result)
-        details["review_items"] = [{"reason": "judge failed", "detail": note}, *review]
-        return MetricResult(
-            name=name,
-            basis="llm_judge",
-            verdict="uncertain",
-            notes=[note],
-            details=details,
-            requires_human_review=True,
-            usage=usage,
-        )
+        return _failed_result(name, result, details, review, usage)
     judged = score_judgement(request, result.output)
     details["output"] = result.output.model_dump(mode="json")
     details["inventory"] = {
         "prediction": judged.prediction_inventory.as_dict(),
         "reference": judged.reference_inventory.as_dict(),
     }
-    notes = list(judged.notes)
-    if result.status == "repaired":
-        notes.append("the judge's first answer was malformed; its repaired answer was used")
-    incomplete = not (judged.prediction_inventory.clean and judged.reference_inventory.clean)
-    if incomplete:
-        # A verdict built on an answer that skipped or invented claims (even a fail)
-        # rests on claims nobody checked: a human should look.
-        # (The scoring notes are exactly the skipped, invented and repeated ids.)
-        review.insert(0, {"reason": "incomplete answer", "detail": "; ".join(judged.notes)})
-    if judged.verdict == "uncertain":
-        review.insert(0, {"reason": "uncertain verdict", "detail": _unsure_detail(judged.counts)})
-    if relationship == "same_model":
-        notes.append("the judge is the model that produced the prediction: review by a human")
+    notes = _answer_notes(judged, result.status, relationship)
+    review = [*_answer_review(judged), *review]
     details["review_items"] = review
     basis = "llm_judge"
     if request.task.get("reference_claims_authority") == "generated":
@@ -121,6 +99,51 @@ def judge_metric_result(
         requires_human_review=bool(review),
         usage=usage,
     )
+
+
+def _failed_result(
+    name: str,
+    result: JudgeResult,
+    details: dict[str, Any],
+    review: list[dict[str, str]],
+    usage: dict[str, float],
+) -> MetricResult:
+    """The ``uncertain`` result of a judge that gave no usable answer."""
+    details["raw_text"] = result.raw_text
+    note = failure_note(result)
+    details["review_items"] = [{"reason": "judge failed", "detail": note}, *review]
+    return MetricResult(
+        name=name,
+        basis="llm_judge",
+        verdict="uncertain",
+        notes=[note],
+        details=details,
+        requires_human_review=True,
+        usage=usage,
+    )
+
+
+def _answer_notes(judged: JudgementScores, status: str, relationship: str) -> list[str]:
+    """The scoring notes, and what a reader of the verdict should know about the answer."""
+    notes = list(judged.notes)
+    if status == "repaired":
+        notes.append("the judge's first answer was malformed; its repaired answer was used")
+    if relationship == "same_model":
+        notes.append("the judge is the model that produced the prediction: review by a human")
+    return notes
+
+
+def _answer_review(judged: JudgementScores) -> list[dict[str, str]]:
+    """Why an answer needs a human: an uncertain verdict, then an incomplete answer."""
+    review: list[dict[str, str]] = []
+    if judged.verdict == "uncertain":
+        review.append({"reason": "uncertain verdict", "detail": _unsure_detail(judged.counts)})
+    if not (judged.prediction_inventory.clean and judged.reference_inventory.clean):
+        # A verdict built on an answer that skipped or invented claims (even a fail)
+        # rests on claims nobody checked: a human should look.
+        # (The scoring notes are exactly the skipped, invented and repeated ids.)
+        review.append({"reason": "incomplete answer", "detail": "; ".join(judged.notes)})
+    return review
 
 
 def _unsure_detail(counts: dict[str, int]) -> str:

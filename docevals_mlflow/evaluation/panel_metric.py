@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from docevals_mlflow.core.cases import EvaluationCase
 from docevals_mlflow.core.fingerprints import sha256_json
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.evaluation.judge_variant import JudgeVariant as JudgeVariant
 from docevals_mlflow.evaluation.llm_metric import judge_metric_result, producer_relationship
-from docevals_mlflow.judges.judge import CallableAdapter, JudgeResult, ModelJudge, run_sync
+from docevals_mlflow.judges.judge import JudgeResult, run_sync
 from docevals_mlflow.judges.output import (
     JudgeOutput,
     PredictionClaim,
@@ -20,96 +20,9 @@ from docevals_mlflow.judges.output import (
     RubricResult,
 )
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
-from docevals_mlflow.judges.scoring import score_judgement
+from docevals_mlflow.judges.scoring import JudgementScores, score_judgement
 from docevals_mlflow.judges.usage import total_usage
 from docevals_mlflow.judges.voting import Decision, VoteRule, decide, group_vote
-
-
-@dataclass
-class JudgeVariant:
-    """One member of a panel: a judge and who it is.
-
-    ``provider`` and ``model`` declare who the judge is; when given they win over what
-    the judge reports, for grouping and for the producer relationship, and a plain
-    function judge takes them as its identity. When omitted they come from the judge's
-    ``describe()``.
-
-    ``temperature`` is sent: a judge whose adapter has a different temperature is
-    rebuilt on a copy of the adapter with this one. A judge that cannot take a
-    temperature (a plain function, a custom judge) is refused with a
-    :class:`~docevals_mlflow.errors.ConfigurationError` rather than labelled with a
-    temperature it never used.
-
-    Variants with the same ``sample_group`` (by default ``provider:model``) are samples
-    of one model and cast one vote together.
-    """
-
-    name: str
-    judge: Any
-    provider: str | None = None
-    model: str | None = None
-    temperature: float | None = None
-    sample_group: str | None = None
-
-    def __post_init__(self) -> None:
-        if not hasattr(self.judge, "ajudge"):
-            adapter = self.judge
-            if not hasattr(adapter, "agenerate"):
-                # A bare function has no identity of its own: it takes the declared one.
-                adapter = CallableAdapter(
-                    adapter, provider=self.provider or "custom", model=self.model
-                )
-            self.judge = ModelJudge(adapter, name=self.name)
-        if self.temperature is not None:
-            self.judge = _with_temperature(self.name, self.judge, self.temperature)
-        described = self.judge.describe() if hasattr(self.judge, "describe") else {}
-        self.provider = self.provider or str(described.get("provider", "custom"))
-        self.model = self.model or str(described.get("model", self.name))
-        if self.temperature is None and described.get("temperature") is not None:
-            self.temperature = float(described["temperature"])
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        """The declared provider and model (what producer relationships use)."""
-        return {"provider": self.provider, "model": self.model}
-
-    @property
-    def group(self) -> str:
-        """The self-consistency group this variant votes in."""
-        return self.sample_group or f"{self.provider}:{self.model}"
-
-    def spec(self) -> dict[str, Any]:
-        """Identity and sampling settings (for fingerprints and panel reports)."""
-        return {
-            "name": self.name,
-            "provider": self.provider,
-            "model": self.model,
-            "temperature": self.temperature,
-            "group": self.group,
-        }
-
-
-def _with_temperature(name: str, judge: Any, temperature: float) -> Any:
-    """``judge`` sampling at ``temperature``: itself when it already does, else a
-    judge on a copy of its adapter with that temperature."""
-    describe = getattr(judge, "describe", None)
-    current = describe().get("temperature") if callable(describe) else None
-    if current is not None and float(current) == float(temperature):
-        return judge
-    adapter = getattr(judge, "adapter", None) if isinstance(judge, ModelJudge) else None
-    copier = getattr(adapter, "with_settings", None)
-    if not callable(copier) or not hasattr(adapter, "temperature"):
-        raise ConfigurationError(
-            f"judge variant {name!r}: temperature={temperature:g} cannot be sent to this "
-            f"judge ({type(adapter if adapter is not None else judge).__name__} takes no "
-            "temperature)",
-            path="temperature",
-            expected="an HTTP adapter (whose temperature is then set), or no temperature "
-            "for a function judge",
-        )
-    assert isinstance(judge, ModelJudge)
-    return ModelJudge(copier(temperature=temperature), name=judge.name, cache=judge.cache)
-
 
 _UNSURE_PREDICTION = "ambiguous"
 _UNSURE_REFERENCE = "ambiguous"
@@ -216,17 +129,113 @@ class JudgePanelMetric:
         verdict = decision.answer if decision.answer in ("pass", "fail") else "uncertain"
         if all(member.verdict == "not_applicable" for member in members):
             verdict = "not_applicable"
-
-        review: list[dict[str, str]] = []
-        if not decision.consensus and verdict != "not_applicable":
-            review.append({"reason": "no consensus", "detail": _votes_text(group_votes)})
-        elif decision.dissent and self.review_on_any_disagreement:
-            review.append({"reason": "minority dissent", "detail": _votes_text(group_votes)})
         # The declared identity decides: a function judge reports no real provider.
         relationships = {
             variant.name: producer_relationship(case.producer, variant.identity)
             for variant in self.variants
         }
+        review = self._review_items(
+            case, verdict, decision, group_votes, relationships, results, items
+        )
+
+        scores, counts = self._figures(panel_scores, decision, verdicts, group_votes, results)
+        counts["review_items"] = len(review)
+        usage = total_usage(result.usage for result in results)
+        details = {
+            **self._details(request, decision, group_votes, relationships, results, members),
+            "items": items,
+            "consensus": consensus.model_dump(mode="json"),
+            "review_items": review,
+        }
+        return MetricResult(
+            name=self.name,
+            basis="judge_panel",
+            verdict=verdict,
+            scores=scores,
+            counts=counts,
+            details=details,
+            notes=[f"{item['reason']}: {item['detail']}" for item in review],
+            requires_human_review=bool(review),
+            usage=usage.as_metrics(),
+        )
+
+    def _figures(
+        self,
+        panel_scores: JudgementScores,
+        decision: Decision,
+        verdicts: Mapping[str, str | None],
+        group_votes: Mapping[str, str],
+        results: list[JudgeResult],
+    ) -> tuple[dict[str, float | None], dict[str, int]]:
+        """The panel's scores (the consensus items' and the agreement) and counts."""
+        scores: dict[str, float | None] = dict(panel_scores.scores)
+        scores["group_agreement"] = decision.agreement
+        samples = [value for value in verdicts.values() if value is not None]
+        scores["sample_agreement"] = (
+            sum(value == decision.answer for value in samples) / len(samples) if samples else None
+        )
+        counts = dict(panel_scores.counts)
+        counts.update(
+            {
+                "variants": len(self.variants),
+                "groups": len(group_votes),
+                "failed_variants": sum(result.output is None for result in results),
+            }
+        )
+        return scores, counts
+
+    def _details(
+        self,
+        request: JudgeRequest,
+        decision: Decision,
+        group_votes: dict[str, str],
+        relationships: Mapping[str, str],
+        results: list[JudgeResult],
+        members: list[MetricResult],
+    ) -> dict[str, Any]:
+        """The panel, its votes and each variant's answer, for the result's details."""
+        return {
+            "panel": self.panel_spec(),
+            "panel_sha256": self.panel_sha256,
+            "instructions_sha256": request.instructions_sha256,
+            "instructions": request.instructions,
+            "group_votes": group_votes,
+            "decision": {
+                "answer": decision.answer,
+                "consensus": decision.consensus,
+                "dissent": decision.dissent,
+                "agreement": decision.agreement,
+            },
+            "variants": [
+                {
+                    **variant.spec(),
+                    "status": result.status,
+                    "verdict": member.verdict,
+                    "scores": member.scores,
+                    "producer_relationship": relationships[variant.name],
+                    "usage": result.usage.as_metrics(),
+                    "notes": member.notes,
+                }
+                for variant, result, member in zip(self.variants, results, members, strict=True)
+            ],
+        }
+
+    def _review_items(
+        self,
+        case: EvaluationCase,
+        verdict: str,
+        decision: Decision,
+        group_votes: dict[str, str],
+        relationships: Mapping[str, str],
+        results: list[JudgeResult],
+        items: dict[str, dict[str, dict[str, Any]]],
+    ) -> list[dict[str, str]]:
+        """Why a person should look at this panel's result, in a fixed order."""
+        review: list[dict[str, str]] = []
+        if not decision.consensus and verdict != "not_applicable":
+            review.append({"reason": "no consensus", "detail": _votes_text(group_votes)})
+        elif decision.dissent and self.review_on_any_disagreement:
+            review.append({"reason": "minority dissent", "detail": _votes_text(group_votes)})
         if case.producer is not None and "independent" not in relationships.values():
             review.append(
                 {
@@ -252,62 +261,7 @@ class JudgePanelMetric:
             review.append(
                 {"reason": "items without consensus", "detail": ", ".join(undecided[:20])}
             )
-
-        scores: dict[str, float | None] = dict(panel_scores.scores)
-        scores["group_agreement"] = decision.agreement
-        samples = [value for value in verdicts.values() if value is not None]
-        scores["sample_agreement"] = (
-            sum(value == decision.answer for value in samples) / len(samples) if samples else None
-        )
-        counts = dict(panel_scores.counts)
-        counts.update(
-            {
-                "variants": len(self.variants),
-                "groups": len(group_votes),
-                "failed_variants": sum(result.output is None for result in results),
-                "review_items": len(review),
-            }
-        )
-        usage = total_usage(result.usage for result in results)
-        details = {
-            "panel": self.panel_spec(),
-            "panel_sha256": self.panel_sha256,
-            "instructions_sha256": request.instructions_sha256,
-            "instructions": request.instructions,
-            "group_votes": group_votes,
-            "decision": {
-                "answer": decision.answer,
-                "consensus": decision.consensus,
-                "dissent": decision.dissent,
-                "agreement": decision.agreement,
-            },
-            "variants": [
-                {
-                    **variant.spec(),
-                    "status": result.status,
-                    "verdict": member.verdict,
-                    "scores": member.scores,
-                    "producer_relationship": relationships[variant.name],
-                    "usage": result.usage.as_metrics(),
-                    "notes": member.notes,
-                }
-                for variant, result, member in zip(self.variants, results, members, strict=True)
-            ],
-            "items": items,
-            "consensus": consensus.model_dump(mode="json"),
-            "review_items": review,
-        }
-        return MetricResult(
-            name=self.name,
-            basis="judge_panel",
-            verdict=verdict,
-            scores=scores,
-            counts=counts,
-            details=details,
-            notes=[f"{item['reason']}: {item['detail']}" for item in review],
-            requires_human_review=bool(review),
-            usage=usage.as_metrics(),
-        )
+        return review
 
     def _vote_items(
         self, request: JudgeRequest, results: list[JudgeResult]
@@ -322,41 +276,69 @@ class JudgePanelMetric:
             "reference_claims": {},
             "rubric": {},
         }
-        prediction_claims = []
-        for claim_id in request.prediction_claim_ids():
-            answers = {
-                name: _first(output.prediction_claims, claim_id) if output else None
-                for name, output in outputs.items()
+        prediction_claims = [
+            PredictionClaim(claim_id=claim_id, verdict=verdict)
+            for claim_id, verdict in self._claim_votes(
+                request.prediction_claim_ids(),
+                {
+                    name: output.prediction_claims if output else None
+                    for name, output in outputs.items()
+                },
+                items["prediction_claims"],
+                _UNSURE_PREDICTION,
+            )
+        ]
+        reference_claims = [
+            ReferenceClaim(claim_id=claim_id, verdict=verdict)
+            for claim_id, verdict in self._claim_votes(
+                request.reference_claim_ids(),
+                {
+                    name: output.reference_claims if output else None
+                    for name, output in outputs.items()
+                },
+                items["reference_claims"],
+                _UNSURE_REFERENCE,
+            )
+        ]
+        consensus = JudgeOutput(
+            summary="panel consensus",
+            prediction_claims=prediction_claims,
+            reference_claims=reference_claims,
+            rubric_results=self._rubric_votes(outputs, items["rubric"]),
+        )
+        return items, consensus
+
+    def _claim_votes(
+        self,
+        claim_ids: Iterable[str],
+        claims: dict[str, Sequence[PredictionClaim] | Sequence[ReferenceClaim] | None],
+        items: dict[str, dict[str, Any]],
+        unsure: str,
+    ) -> list[tuple[str, Any]]:
+        """Each claim's consensus verdict (``unsure`` without one); fills ``items``."""
+        verdicts: list[tuple[str, Any]] = []
+        for claim_id in claim_ids:
+            answers: dict[str, str | None] = {
+                name: _first(given, claim_id) if given is not None else None
+                for name, given in claims.items()
             }
             item = self._item(answers)
-            items["prediction_claims"][claim_id] = item
-            prediction_claims.append(
-                PredictionClaim(
-                    claim_id=claim_id,
-                    verdict=item["answer"] if item["consensus"] else _UNSURE_PREDICTION,
-                )
-            )
-        reference_claims = []
-        for claim_id in request.reference_claim_ids():
-            answers = {
-                name: _first(output.reference_claims, claim_id) if output else None
-                for name, output in outputs.items()
-            }
-            item = self._item(answers)
-            items["reference_claims"][claim_id] = item
-            reference_claims.append(
-                ReferenceClaim(
-                    claim_id=claim_id,
-                    verdict=item["answer"] if item["consensus"] else _UNSURE_REFERENCE,
-                )
-            )
+            items[claim_id] = item
+            verdicts.append((claim_id, item["answer"] if item["consensus"] else unsure))
+        return verdicts
+
+    def _rubric_votes(
+        self, outputs: dict[str, JudgeOutput | None], items: dict[str, dict[str, Any]]
+    ) -> list[RubricResult]:
+        """Each criterion's consensus verdict (criteria matched case- and
+        space-insensitively, named as first written); fills ``items``."""
         criteria: dict[str, str] = {}
         for output in outputs.values():
             for result in output.rubric_results if output else ():
                 criteria.setdefault(_criterion_key(result.criterion), result.criterion)
         rubric_results = []
         for key, criterion in criteria.items():
-            answers = {
+            answers: dict[str, str | None] = {
                 name: next(
                     (
                         result.verdict
@@ -370,20 +352,14 @@ class JudgePanelMetric:
                 for name, output in outputs.items()
             }
             item = self._item(answers)
-            items["rubric"][criterion] = item
+            items[criterion] = item
             rubric_results.append(
                 RubricResult(
                     criterion=criterion,
                     verdict=item["answer"] if item["consensus"] else "uncertain",
                 )
             )
-        consensus = JudgeOutput(
-            summary="panel consensus",
-            prediction_claims=prediction_claims,
-            reference_claims=reference_claims,
-            rubric_results=rubric_results,
-        )
-        return items, consensus
+        return rubric_results
 
     def _item(self, answers: dict[str, str | None]) -> dict[str, Any]:
         group_votes = self._group_votes(answers)

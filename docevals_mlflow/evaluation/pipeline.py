@@ -268,71 +268,11 @@ class PipelineEvaluator:
             if checkpoint_dir is not None
             else None
         )
-        positions = {stage.stage_id: index for index, stage in enumerate(ordered, start=1)}
-        reused: set[str] = set()
-        computed: set[str] = set()
-        invalidated: dict[str, str] = {}
-        done: dict[str, asyncio.Future[EvaluationReport]] = {}
-
-        async def evaluate_stage(stage: EvaluationCase) -> EvaluationReport:
-            report = await stage_report(stage)
-            if counter is not None:
-                counter.advance()
-            return report
-
-        async def stage_report(stage: EvaluationCase) -> EvaluationReport:
-            for dependency in stage.depends_on:
-                await done[dependency]
-            upstream = {
-                name: done[name].result().verdict for name in pipeline.ancestors(stage.stage_id)
-            }
-            fingerprint = path = None
-            if store is not None:
-                path = store.path_for(positions[stage.stage_id], stage.stage_id)
-                fingerprint = checkpoint_fingerprint(
-                    pipeline.pipeline_id, stage, chosen[stage.stage_id], store.context
-                )
-                stored, status = store.load(path, stage.stage_id, fingerprint)
-                if stored is not None:
-                    reused.add(stage.stage_id)
-                    return reattach_upstream(stored, upstream)
-                if status != "missing":
-                    invalidated[stage.stage_id] = status
-            if limit is not None:
-                async with limit:
-                    results = await arun_stage_metrics(stage, chosen[stage.stage_id])
-            else:
-                results = await arun_stage_metrics(stage, chosen[stage.stage_id])
-            report = build_stage_report(
-                stage, results, upstream, stage_warnings(stage, self.registry)
-            )
-            if store is not None and path is not None and fingerprint is not None:
-                store.save(path, stage.stage_id, fingerprint, report)
-                computed.add(stage.stage_id)
-            return report
-
-        for stage in ordered:
-            done[stage.stage_id] = asyncio.ensure_future(evaluate_stage(stage))
-        reports = list(await asyncio.gather(*(done[stage.stage_id] for stage in ordered)))
+        run = _PipelineRun(self, pipeline, ordered, chosen, store, limit, counter)
+        reports = await run.stage_reports()
         if self.counterfactual is not None:
-
-            async def score(case: EvaluationCase) -> list[MetricResult]:
-                if limit is None:
-                    return await arun_stage_metrics(case, chosen[case.stage_id])
-                async with limit:
-                    return await arun_stage_metrics(case, chosen[case.stage_id])
-
-            reports = await self.counterfactual.apply(pipeline.pipeline_id, ordered, reports, score)
-        summary = None
-        if store is not None:
-            order = [stage.stage_id for stage in ordered]
-            summary = CheckpointSummary(
-                directory=str(checkpoint_dir),
-                reused=[stage_id for stage_id in order if stage_id in reused],
-                computed=[stage_id for stage_id in order if stage_id in computed],
-                invalidated={
-                    stage_id: invalidated[stage_id] for stage_id in order if stage_id in invalidated
-                },
+            reports = await self.counterfactual.apply(
+                pipeline.pipeline_id, ordered, reports, run.score
             )
         return PipelineEvaluationReport(
             pipeline_id=pipeline.pipeline_id,
@@ -342,7 +282,101 @@ class PipelineEvaluator:
             stage_reports=reports,
             verdict=combine_verdicts(report.verdict for report in reports),
             requires_human_review=any(report.requires_human_review for report in reports),
-            checkpoint=summary,
+            checkpoint=run.checkpoint_summary(checkpoint_dir),
+        )
+
+
+class _PipelineRun:
+    """One evaluation of one pipeline: each stage's task, waiting on its dependencies,
+    and which stages came from checkpoints."""
+
+    def __init__(
+        self,
+        evaluator: PipelineEvaluator,
+        pipeline: PipelineCase,
+        ordered: list[EvaluationCase],
+        chosen: dict[str, list[Metric]],
+        store: CheckpointStore | None,
+        limit: asyncio.Semaphore | None,
+        counter: ProgressCounter | None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.pipeline = pipeline
+        self.ordered = ordered
+        self.store = store
+        self.limit = limit
+        self.counter = counter
+        self.chosen = chosen
+        self.positions = {stage.stage_id: index for index, stage in enumerate(ordered, start=1)}
+        self.reused: set[str] = set()
+        self.computed: set[str] = set()
+        self.invalidated: dict[str, str] = {}
+        self.done: dict[str, asyncio.Future[EvaluationReport]] = {}
+
+    async def stage_reports(self) -> list[EvaluationReport]:
+        """Every stage's report, in execution order."""
+        for stage in self.ordered:
+            self.done[stage.stage_id] = asyncio.ensure_future(self._evaluate_stage(stage))
+        return list(await asyncio.gather(*(self.done[stage.stage_id] for stage in self.ordered)))
+
+    async def score(self, case: EvaluationCase) -> list[MetricResult]:
+        """The stage's own metrics on ``case``, within the concurrency limit."""
+        if self.limit is None:
+            return await arun_stage_metrics(case, self.chosen[case.stage_id])
+        async with self.limit:
+            return await arun_stage_metrics(case, self.chosen[case.stage_id])
+
+    async def _evaluate_stage(self, stage: EvaluationCase) -> EvaluationReport:
+        report = await self._stage_report(stage)
+        if self.counter is not None:
+            self.counter.advance()
+        return report
+
+    async def _stage_report(self, stage: EvaluationCase) -> EvaluationReport:
+        for dependency in stage.depends_on:
+            await self.done[dependency]
+        upstream = {
+            name: self.done[name].result().verdict
+            for name in self.pipeline.ancestors(stage.stage_id)
+        }
+        store = self.store
+        fingerprint = path = None
+        if store is not None:
+            path = store.path_for(self.positions[stage.stage_id], stage.stage_id)
+            fingerprint = checkpoint_fingerprint(
+                self.pipeline.pipeline_id, stage, self.chosen[stage.stage_id], store.context
+            )
+            stored, status = store.load(path, stage.stage_id, fingerprint)
+            if stored is not None:
+                self.reused.add(stage.stage_id)
+                return reattach_upstream(stored, upstream)
+            if status != "missing":
+                self.invalidated[stage.stage_id] = status
+        results = await self.score(stage)
+        report = build_stage_report(
+            stage, results, upstream, stage_warnings(stage, self.evaluator.registry)
+        )
+        if store is not None and path is not None and fingerprint is not None:
+            store.save(path, stage.stage_id, fingerprint, report)
+            self.computed.add(stage.stage_id)
+        return report
+
+    def checkpoint_summary(
+        self, checkpoint_dir: str | os.PathLike[str] | None
+    ) -> CheckpointSummary | None:
+        """What the checkpoints gave, in execution order (``None`` without a store)."""
+        if self.store is None:
+            return None
+        order = [stage.stage_id for stage in self.ordered]
+        return CheckpointSummary(
+            directory=str(checkpoint_dir),
+            reused=[stage_id for stage_id in order if stage_id in self.reused],
+            computed=[stage_id for stage_id in order if stage_id in self.computed],
+            invalidated={
+                stage_id: self.invalidated[stage_id]
+                for stage_id in order
+                if stage_id in self.invalidated
+            },
         )
 
 

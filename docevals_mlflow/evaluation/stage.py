@@ -12,7 +12,7 @@ from docevals_mlflow.core.reports import EvaluationReport, spec_fingerprints, su
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.secrets import redact_data
 from docevals_mlflow.core.verdicts import combine_verdicts, failure_context
-from docevals_mlflow.evaluation.metrics import Metric, arun_metric, run_metric
+from docevals_mlflow.evaluation.metrics import Metric, arun_metric
 
 
 def stage_warnings(case: EvaluationCase, registry: OperationRegistry) -> list[str]:
@@ -44,13 +44,9 @@ def stage_warnings(case: EvaluationCase, registry: OperationRegistry) -> list[st
     return warnings
 
 
-def run_stage_metrics(case: EvaluationCase, metrics: Sequence[Metric]) -> list[MetricResult]:
-    """Every metric's result on ``case``; a raising metric becomes ``uncertain``."""
-    return [run_metric(metric, case) for metric in metrics]
-
-
 async def arun_stage_metrics(case: EvaluationCase, metrics: Sequence[Metric]) -> list[MetricResult]:
-    """:func:`run_stage_metrics`, with the metrics of the stage running concurrently."""
+    """Every metric's result on ``case``, the metrics running concurrently; a raising
+    metric becomes ``uncertain``."""
     return list(await asyncio.gather(*(arun_metric(metric, case) for metric in metrics)))
 
 

@@ -75,54 +75,8 @@ def build_suite_report(
     if not stage_reports:
         raise InputError("a suite needs at least one report")
 
-    by_stage: dict[str, list[EvaluationReport]] = defaultdict(list)
-    for stage_report in stage_reports:
-        by_stage[stage_report.stage_id].append(stage_report)
-    stages = {}
-    for stage_id, group in by_stage.items():
-        counts = _verdict_counts(report.verdict for report in group)
-        total = len(group)
-        stages[stage_id] = StageSummary(
-            count=total,
-            verdict_counts=counts,
-            pass_rate=_rate(counts["pass"], total),
-            fail_rate=_rate(counts["fail"], total),
-            uncertain_rate=_rate(counts["uncertain"], total),
-            not_applicable_rate=_rate(counts["not_applicable"], total),
-            failure_contexts=_context_counts(report.failure_context for report in group),
-            human_review_rate=_rate(sum(report.requires_human_review for report in group), total),
-            counterfactual=counterfactual_summary(group),
-        )
-
-    metric_verdicts: dict[str, list[Verdict]] = defaultdict(list)
-    metric_reviews: Counter[str] = Counter()
-    metric_errors: Counter[str] = Counter()
-    score_values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    usage: Counter[str] = Counter()
-    producers: Counter[str] = Counter()
-    for stage_report in stage_reports:
-        producers[stage_report.producer.label if stage_report.producer else "unknown"] += 1
-        for result in stage_report.metric_results:
-            metric_verdicts[result.name].append(result.verdict)
-            metric_reviews[result.name] += result.requires_human_review
-            metric_errors[result.name] += result.error is not None
-            for score, value in result.scores.items():
-                if value is not None:
-                    score_values[result.name][score].append(value)
-            usage.update(result.usage)
-    metrics = {}
-    for name, verdicts in metric_verdicts.items():
-        counts = _verdict_counts(verdicts)
-        metrics[name] = MetricSummary(
-            count=len(verdicts),
-            verdict_counts=counts,
-            pass_rate=_rate(counts["pass"], len(verdicts)),
-            human_review_rate=_rate(metric_reviews[name], len(verdicts)),
-            error_count=metric_errors[name],
-            score_means={
-                score: sum(values) / len(values) for score, values in score_values[name].items()
-            },
-        )
+    stages = _stage_summaries(stage_reports)
+    metrics, producers, usage = _metric_summaries(stage_reports)
 
     return SuiteReport(
         suite_id=suite_id,
@@ -141,3 +95,62 @@ def build_suite_report(
         cascades=failure_cascades(reports),
         disagreement=disagreement_budget(stage_reports),
     )
+
+
+def _stage_summaries(stage_reports: list[EvaluationReport]) -> dict[str, StageSummary]:
+    """Verdicts, failure contexts and review rates of each stage id."""
+    by_stage: dict[str, list[EvaluationReport]] = defaultdict(list)
+    for stage_report in stage_reports:
+        by_stage[stage_report.stage_id].append(stage_report)
+    stages: dict[str, StageSummary] = {}
+    for stage_id, group in by_stage.items():
+        counts = _verdict_counts(report.verdict for report in group)
+        total = len(group)
+        stages[stage_id] = StageSummary(
+            count=total,
+            verdict_counts=counts,
+            pass_rate=_rate(counts["pass"], total),
+            fail_rate=_rate(counts["fail"], total),
+            uncertain_rate=_rate(counts["uncertain"], total),
+            not_applicable_rate=_rate(counts["not_applicable"], total),
+            failure_contexts=_context_counts(report.failure_context for report in group),
+            human_review_rate=_rate(sum(report.requires_human_review for report in group), total),
+            counterfactual=counterfactual_summary(group),
+        )
+    return stages
+
+
+def _metric_summaries(
+    stage_reports: list[EvaluationReport],
+) -> tuple[dict[str, MetricSummary], Counter[str], Counter[str]]:
+    """Each metric's summary, and the producer counts and usage totals of the stages."""
+    metric_verdicts: dict[str, list[Verdict]] = defaultdict(list)
+    metric_reviews: Counter[str] = Counter()
+    metric_errors: Counter[str] = Counter()
+    score_values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    usage: Counter[str] = Counter()
+    producers: Counter[str] = Counter()
+    for stage_report in stage_reports:
+        producers[stage_report.producer.label if stage_report.producer else "unknown"] += 1
+        for result in stage_report.metric_results:
+            metric_verdicts[result.name].append(result.verdict)
+            metric_reviews[result.name] += result.requires_human_review
+            metric_errors[result.name] += result.error is not None
+            for score, value in result.scores.items():
+                if value is not None:
+                    score_values[result.name][score].append(value)
+            usage.update(result.usage)
+    metrics: dict[str, MetricSummary] = {}
+    for name, verdicts in metric_verdicts.items():
+        counts = _verdict_counts(verdicts)
+        metrics[name] = MetricSummary(
+            count=len(verdicts),
+            verdict_counts=counts,
+            pass_rate=_rate(counts["pass"], len(verdicts)),
+            human_review_rate=_rate(metric_reviews[name], len(verdicts)),
+            error_count=metric_errors[name],
+            score_means={
+                score: sum(values) / len(values) for score, values in score_values[name].items()
+            },
+        )
+    return metrics, producers, usage

@@ -10,7 +10,7 @@ from docevals_mlflow.fields.leaves import DISCOVERED_NOTE, ScalarNode
 from docevals_mlflow.fields.lists import ArrayNode
 from docevals_mlflow.fields.methods import ProviderFactory, make_comparator
 from docevals_mlflow.fields.objects import ObjectNode
-from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec, ListPairing
+from docevals_mlflow.fields.schema import ClassSchema, FieldSpec, ListPairing
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.state import Node
@@ -93,14 +93,3 @@ class SchemaCompiler:
         )
         assert isinstance(root, ObjectNode)
         return root
-
-
-def compile_schema(
-    schema: DocumentSchema, providers: Mapping[str, ProviderFactory] | None = None
-) -> dict[str | None, ObjectNode]:
-    """Root nodes for every class of ``schema`` (compiling every comparator up front,
-    so a method without a provider fails before any document is read)."""
-    compiler = SchemaCompiler(providers)
-    return {
-        schema_class.name: compiler.compile_class(schema_class) for schema_class in schema.classes
-    }

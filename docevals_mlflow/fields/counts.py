@@ -12,7 +12,6 @@ from typing import Literal
 
 Outcome = Literal["TP", "FA", "FD", "FN", "TN"]
 OUTCOMES: tuple[Outcome, ...] = ("TP", "FA", "FD", "FN", "TN")
-OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 METRIC_NAMES = ("precision", "recall", "f1", "accuracy", "far", "fdr")
 LOWER_IS_BETTER = frozenset({"far", "fdr"})
 

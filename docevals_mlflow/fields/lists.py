@@ -8,28 +8,31 @@ pair is no pair: both items are left over, their attributes FN and FA.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from docevals_mlflow.core.paths import key_segment
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.fields.leaves import ScalarNode
-from docevals_mlflow.fields.objects import ObjectNode
-from docevals_mlflow.fields.pairing import (
-    Block,
-    _compare_paired_items,
-    _emit_fast_pairs,
-    assign,
+from docevals_mlflow.fields.list_items import (
+    expected_items,
+    has_shape,
+    item_shape,
+    present_items,
+    scalar_attributes_hold_values,
 )
+from docevals_mlflow.fields.objects import ObjectNode
+from docevals_mlflow.fields.paired_items import Block, compare_paired_items, emit_fast_pairs
+from docevals_mlflow.fields.pairing import assign
 from docevals_mlflow.fields.registry import registered_field_method
 from docevals_mlflow.fields.schema import FieldSpec
 from docevals_mlflow.fields.state import DocumentState, Walk, WrongType
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.pairing import WeakPair
-    from docevals_mlflow.fields.state import Node
+    from docevals_mlflow.fields.state import Node, SimilarityRequest, SimilarityResult
 
-_ONLY_DICT = frozenset({dict})
+Paired = tuple[list[tuple[int, int]], list["WeakPair"], Block | None]
+"""A list's pairs, weak pairs and the pairing's view of its items (object items only)."""
 
 
 class ArrayNode:
@@ -128,7 +131,7 @@ class ArrayNode:
         else:
             # An inferred list holding a single value in this document: one item.
             expected_list = [expected]
-        expected_positions, expected_values = self._expected_items(expected_list, path, state)
+        expected_positions, expected_values = expected_items(self, expected_list, path, state)
         if expected_positions is None:
             return
         if type(predicted) is WrongType or (
@@ -138,23 +141,38 @@ class ArrayNode:
             yield from self._against_wrong(expected_positions, expected_values, wrong, path, state)
             return
         predicted_list: list[Any] = predicted if isinstance(predicted, list) else []
-        predicted_positions, predicted_values = _present(predicted_list, self.item)
+        predicted_positions, predicted_values = present_items(predicted_list, self.item)
         if not expected_values and not predicted_values:
             self._both_empty(expected, predicted, path, ppath, state)
             return
+        items = _Items(expected_positions, expected_values, predicted_positions, predicted_values)
+        paired = yield from self._pair(items, path, state)
+        if paired is None:
+            return
+        pairs, weak, block = paired
+        yield from self._compare_pairs(items, pairs, block, path, ppath, state)
+        self._settle_weak(items, weak, path, ppath, state)
+        self._leftovers(items, pairs, weak, len(expected_list), path, ppath, state)
+
+    def _pair(
+        self, items: _Items, path: str, state: DocumentState
+    ) -> Generator[SimilarityRequest, SimilarityResult, Paired | None]:
+        """The list's pairs and weak pairs (yielding to obtain item similarities), and
+        the pairing's view of the items when they are objects; ``None`` when an
+        expected item turns out to hold a container where a value is due."""
         item = self.item
-        block: Block | None = None
-        weak: list[WeakPair] = []
+        expected_values, predicted_values = items.expected_values, items.predicted_values
         if not expected_values or not predicted_values:
-            pairs: list[tuple[int, int]] = []
-        elif isinstance(item, ScalarNode):
+            return [], [], None
+        if isinstance(item, ScalarNode):
             comparator = item.comparator
             similarity = comparator.matrix(
                 [comparator.prepare(v) for v in expected_values],
                 [comparator.prepare(v) for v in predicted_values],
             )
             pairs, weak = assign(similarity, comparator.threshold, self.keep_weak)
-        elif isinstance(item, ObjectNode):
+            return pairs, weak, None
+        if isinstance(item, ObjectNode):
             pairs, weak, block = yield (
                 item,
                 expected_values,
@@ -165,17 +183,31 @@ class ArrayNode:
             if (
                 block.suspect
                 and self.configured
-                and not self._scalar_attributes_hold_values(
-                    expected_positions, expected_values, path, state
+                and not scalar_attributes_hold_values(
+                    self.scalar_keys, items.expected_positions, expected_values, path, state
                 )
             ):
-                return
-        else:
-            # A list of lists: inner lists pair by position-free identity only when
-            # the assignment finds them equal; there is no attribute to score.
-            pairs = []
+                return None
+            return pairs, weak, block
+        # A list of lists: inner lists pair by position-free identity only when
+        # the assignment finds them equal; there is no attribute to score.
+        return [], [], None
+
+    def _compare_pairs(
+        self,
+        items: _Items,
+        pairs: list[tuple[int, int]],
+        block: Block | None,
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+    ) -> Walk:
+        """Compare the paired items: in bulk where pairing decided them, else one by one."""
+        item = self.item
+        expected_positions, expected_values = items.expected_positions, items.expected_values
+        predicted_positions, predicted_values = items.predicted_positions, items.predicted_values
         if block is not None and block.fast:
-            yield from _emit_fast_pairs(
+            yield from emit_fast_pairs(
                 block,
                 pairs,
                 expected_positions,
@@ -186,22 +218,34 @@ class ArrayNode:
                 ppath,
                 state,
             )
-        for row, col in () if block is not None and block.fast else pairs:
+            return
+        for row, col in pairs:
             i, value = expected_positions[row], expected_values[row]
             j, other = predicted_positions[col], predicted_values[col]
             item_path = f"{path}[{i}]"
             item_ppath = f"{ppath}[{j}]" if ppath else None
             if block is not None and type(value) is dict and type(other) is dict:
-                yield from _compare_paired_items(
+                yield from compare_paired_items(
                     block, block.columns, row, col, value, other, item_path, item_ppath, state
                 )
             elif isinstance(item, ScalarNode):
                 item.compare(value, other, item_path, item_ppath, state)
             else:
                 yield from item.walk(value, other, item_path, item_ppath, state)
+
+    def _settle_weak(
+        self,
+        items: _Items,
+        weak: list[WeakPair],
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+    ) -> None:
+        """Decide the pairs below the match threshold (``pairing: stickler``)."""
+        item = self.item
         for row, col, score in weak:
-            i, value = expected_positions[row], expected_values[row]
-            j, other = predicted_positions[col], predicted_values[col]
+            i, value = items.expected_positions[row], items.expected_values[row]
+            j, other = items.predicted_positions[col], items.predicted_values[col]
             item_path = f"{path}[{i}]"
             item_ppath = f"{ppath}[{j}]" if ppath else None
             if isinstance(item, ScalarNode):
@@ -212,22 +256,39 @@ class ArrayNode:
                 assert isinstance(item, ObjectNode)
                 reason = f"Weak pair (item similarity {score:.2f} < {self.match_threshold:g})"
                 item.weak_pair(value, other, item_path, item_ppath, state, reason)
+
+    def _leftovers(
+        self,
+        items: _Items,
+        pairs: list[tuple[int, int]],
+        weak: list[WeakPair],
+        expected_length: int,
+        path: str,
+        ppath: str | None,
+        state: DocumentState,
+    ) -> None:
+        """Record the items left unpaired on either side, then the list's item counts.
+        Extra predicted items take paths after the expected list's last position."""
+        item = self.item
+        expected_values, predicted_values = items.expected_values, items.predicted_values
         paired = len(pairs) + len(weak)
         if paired < len(expected_values):
             paired_expected = {row for row, _ in pairs} | {row for row, _, _ in weak}
-            for row, (i, value) in enumerate(zip(expected_positions, expected_values, strict=True)):
+            for row, (i, value) in enumerate(
+                zip(items.expected_positions, expected_values, strict=True)
+            ):
                 if row not in paired_expected:
                     item.one_sided(value, f"{path}[{i}]", None, state, True)
         if paired < len(predicted_values):
             paired_predicted = {col for _, col in pairs} | {col for _, col, _ in weak}
             extra = 0
             for col, (j, value) in enumerate(
-                zip(predicted_positions, predicted_values, strict=True)
+                zip(items.predicted_positions, predicted_values, strict=True)
             ):
                 if col not in paired_predicted:
                     item.one_sided(
                         value,
-                        f"{path}[{len(expected_list) + extra}]",
+                        f"{path}[{expected_length + extra}]",
                         f"{ppath}[{j}]" if ppath else None,
                         state,
                         False,
@@ -241,40 +302,6 @@ class ArrayNode:
             extra=len(predicted_values) - paired,
             invented=0 if expected_values else 1,
         )
-
-    def _expected_items(
-        self, items: list[Any], path: str, state: DocumentState
-    ) -> tuple[Sequence[int] | None, list[Any]]:
-        """Positions and values of the expected items, or ``None`` when an item's
-        shape contradicts the schema (recorded as a violation)."""
-        positions, values = _present(items, self.item)
-        if not self.configured:
-            return positions, values
-        wanted = _item_shape(self.item)
-        if type(positions) is range:
-            return positions, values  # every item is a dict: the object shape holds
-        for position, value in zip(positions, values, strict=True):
-            if not _has_shape(value, wanted):
-                state.violation(f"{path}[{position}]", wanted, value)
-                return None, []
-        return positions, values
-
-    def _scalar_attributes_hold_values(
-        self, positions: Sequence[int], values: list[Any], path: str, state: DocumentState
-    ) -> bool:
-        """Whether every configured scalar attribute of the expected items holds a
-        single value (else the first violation is recorded). Only asked when pairing
-        saw a container in such a column: paired items' attributes are decided in bulk,
-        never one by one."""
-        for position, value in zip(positions, values, strict=True):
-            for key in self.scalar_keys:
-                attribute = value.get(key) if isinstance(value, Mapping) else None
-                if (type(attribute) is dict or type(attribute) is list) and attribute:
-                    state.violation(
-                        f"{path}[{position}]{key_segment(key)}", "a single value", attribute
-                    )
-                    return False
-        return True
 
     def _both_empty(
         self, expected: Any, predicted: Any, path: str, ppath: str | None, state: DocumentState
@@ -316,11 +343,11 @@ class ArrayNode:
                 state.violation(path, "a list", value)
                 return
             value = [value]
-        positions, items = _present(value, self.item)
+        positions, items = present_items(value, self.item)
         if expected_side and self.configured:
-            wanted = _item_shape(self.item)
+            wanted = item_shape(self.item)
             for position, item in zip(positions, items, strict=True):
-                if not _has_shape(item, wanted):
+                if not has_shape(item, wanted):
                     state.violation(f"{path}[{position}]", wanted, item)
                     return
         for i, item in zip(positions, items, strict=True):
@@ -343,36 +370,10 @@ def _wrong_shape_node(array: ArrayNode) -> ScalarNode:
     return node
 
 
-def _item_shape(item: Node) -> str:
-    if isinstance(item, ObjectNode):
-        return "an object"
-    if isinstance(item, ArrayNode):
-        return "a list"
-    return "a single value"
+class _Items(NamedTuple):
+    """A list's present items on both sides: positions in the list and values."""
 
-
-def _has_shape(value: Any, wanted: str) -> bool:
-    if wanted == "an object":
-        return isinstance(value, Mapping)
-    if wanted == "a list":
-        return isinstance(value, list)
-    return not isinstance(value, Mapping | list)
-
-
-def _present(items: list[Any], item: Node) -> tuple[Sequence[int], list[Any]]:
-    """Positions and values of the items that count.
-
-    Objects count whatever they hold (``{}`` and an item with only unconfigured keys
-    are items, as in Stickler); values and lists count when not empty.
-    """
-    if isinstance(item, ObjectNode):
-        if _ONLY_DICT.issuperset(map(type, items)):
-            return range(len(items)), items
-        positions = [
-            index
-            for index, entry in enumerate(items)
-            if isinstance(entry, Mapping) or not is_empty(entry)
-        ]
-    else:
-        positions = [index for index, entry in enumerate(items) if not is_empty(entry)]
-    return positions, [items[index] for index in positions]
+    expected_positions: Sequence[int]
+    expected_values: list[Any]
+    predicted_positions: Sequence[int]
+    predicted_values: list[Any]

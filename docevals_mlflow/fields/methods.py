@@ -16,102 +16,43 @@ Parity with Stickler (the IDP accelerator's engine): ``EXACT`` is its
 ``LEVENSHTEIN`` its ``LevenshteinComparator``; ``NUMERIC_EXACT`` its
 ``NumericComparator`` with the threshold as absolute tolerance, except where our
 number parsing is deliberately better (see ``docs/field-methods.md``).
+
+This module holds the equality methods (``EXACT``, ``NORMALIZED``, ``DATE``), builds
+any method's comparator (:func:`make_comparator`) and infers rules for unconfigured
+fields; the protocol is in :mod:`~docevals_mlflow.fields.comparator`, the numeric and
+graded text methods in :mod:`~docevals_mlflow.fields.numeric_method` and
+:mod:`~docevals_mlflow.fields.text_methods` (all importable from here).
 """
 
 from __future__ import annotations
 
-import math
 import re
-import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
 
-from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.fields.comparator import (
+    Comparator,
+    Matrix,
+    Scores,
+    SimpleComparator,
+    Vector,
+    prepare_each,
+    text_of,
+)
 from docevals_mlflow.fields.dates import parse_date
-from docevals_mlflow.fields.numbers import parse_number, parse_number_text
+from docevals_mlflow.fields.numeric_method import NumericComparator
 from docevals_mlflow.fields.registry import (
     BUILTIN_METHODS,
     ENTRY_POINT_GROUP,
     find_field_method,
 )
 from docevals_mlflow.fields.schema import FieldSpec
-
-Matrix = np.ndarray[Any, np.dtype[np.float64]]
-Scores = np.ndarray[Any, np.dtype[np.float64]]
-Vector = np.ndarray[Any, np.dtype[np.int64]]
-
-
-class Comparator(Protocol):
-    """Scores pairs of non-empty scalar values."""
-
-    method: str
-    threshold: float
-    """A pair matches when ``score >= threshold``."""
-    label: str
-    """How reports name the method, e.g. ``FUZZY (threshold: 0.8)``."""
-
-    def prepare(self, value: Any) -> Any:
-        """The comparison key of one value (computed once per value)."""
-        ...
-
-    def score(self, expected: Any, predicted: Any) -> float:
-        """Similarity of two prepared keys, in [0, 1]."""
-        ...
-
-    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
-        """``len(expected) x len(predicted)`` similarities of prepared keys."""
-        ...
-
-    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        """Presence flags and keys of many values (empty values get a blank key)."""
-        ...
-
-    def pairwise(
-        self,
-        expected: Sequence[Any],
-        predicted: Sequence[Any],
-        left: Vector,
-        right: Vector,
-    ) -> Scores:
-        """Scores of the pairs ``(expected[left[k]], predicted[right[k]])``."""
-        ...
-
-    def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        """Why a pair of prepared keys matched or not, for report rows."""
-        ...
-
-    def config(self) -> dict[str, Any]:
-        """Settings that change decisions (for fingerprints and reports)."""
-        ...
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (dict, list)):
-        return canonical_json(value)
-    return str(value)
-
-
-def prepare_each(
-    prepare: Callable[[Any], Any], values: Sequence[Any]
-) -> tuple[list[bool], list[Any]]:
-    """``prepare_many`` for any ``prepare``: empty values get the key of ``""``."""
-    blank = prepare("")
-    present = [not is_empty(value) for value in values]
-    keys = [prepare(value) if flag else blank for value, flag in zip(values, present, strict=True)]
-    return present, keys
-
-
-def _format_threshold(value: float) -> str:
-    return f"{value:g}"
+from docevals_mlflow.fields.text_methods import FuzzyComparator, LevenshteinComparator
 
 
 class _EqualityComparator:
@@ -164,7 +105,7 @@ class ExactComparator(_EqualityComparator):
         self.label = "EXACT" if case_sensitive else "EXACT (case-insensitive)"
 
     def prepare(self, value: Any) -> Any:
-        text = _text(value)
+        text = text_of(value)
         return text if self.case_sensitive else text.casefold()
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
@@ -191,7 +132,7 @@ class NormalizedComparator(_EqualityComparator):
         self.label = "NORMALIZED"
 
     def prepare(self, value: Any) -> Any:
-        text = unicodedata.normalize("NFKC", _text(value))
+        text = unicodedata.normalize("NFKC", text_of(value))
         if not self.case_sensitive:
             text = text.casefold()
         return " ".join(_PUNCTUATION.sub(" ", text).split())
@@ -224,7 +165,7 @@ class DateComparator(_EqualityComparator):
         )
         if parsed is not None:
             return ("date", parsed.toordinal())
-        return ("text", " ".join(_text(value).casefold().split()))
+        return ("text", " ".join(text_of(value).casefold().split()))
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
         if expected[0] == "text" or predicted[0] == "text":
@@ -235,384 +176,6 @@ class DateComparator(_EqualityComparator):
 
     def config(self) -> dict[str, Any]:
         return {"method": self.method, "order": self.order, "threshold": self.threshold}
-
-
-class _TextKey(float):
-    """The ``NUMERIC_EXACT`` key of a value that is not a number.
-
-    To arithmetic it is NaN, so it never matches a number and the vectorised paths
-    handle it like any unreadable value; it carries the value's normalised text
-    (white space collapsed, case folded) for the rule that identical text matches.
-    A float, not a string, so that key lists stay plain float arrays to numpy.
-    """
-
-    __slots__ = ("text",)
-    text: str
-
-    def __new__(cls, text: str) -> _TextKey:
-        key = super().__new__(cls, math.nan)
-        key.text = text
-        return key
-
-    def __reduce__(self) -> tuple[type[_TextKey], tuple[str]]:
-        return (_TextKey, (self.text,))
-
-    def __repr__(self) -> str:
-        return f"_TextKey({self.text!r})"
-
-
-def _unreadable_key(value: Any) -> float:
-    """The key of a value :func:`parse_number` cannot read (NaN if nothing is left)."""
-    # Collapsed and case-folded like the number parser's own view of text, so text
-    # identity and readability never disagree about two values.
-    text = " ".join(_text(value).split()).casefold()
-    return _TextKey(text) if text else math.nan
-
-
-def _same_text(expected: Any, predicted: Any) -> bool:
-    return (
-        type(expected) is _TextKey
-        and type(predicted) is _TextKey
-        and expected.text == predicted.text
-    )
-
-
-def _any_nan(numbers: Any) -> bool:
-    # One reduction is the cheapest test on the small arrays of list items; a sum
-    # that overflows to inf - inf only sends a column down the slower exact path.
-    return math.isnan(np.add.reduce(numbers))
-
-
-def _texts_at(keys: Sequence[Any], numbers: Any) -> dict[str, list[int]]:
-    """Positions of each text among the keys that are not numbers."""
-    positions: dict[str, list[int]] = {}
-    for index in np.flatnonzero(np.isnan(numbers)).tolist():
-        key = keys[index]
-        if type(key) is _TextKey:
-            positions.setdefault(key.text, []).append(index)
-    return positions
-
-
-_FLOAT_SLACK = 4 * sys.float_info.epsilon
-"""Relative allowance for float rounding in numeric comparisons (about 9e-16)."""
-
-
-class NumericComparator:
-    """``NUMERIC_EXACT``: the numbers are equal within the tolerance.
-
-    Numbers are read by :func:`~docevals_mlflow.fields.numbers.parse_number`
-    (currency and unit markers, separators, accounting negatives, percent). A value
-    that is not a number matches only a value with the same text once white space is
-    collapsed and case ignored (``"N/A"`` and ``"n/a"``): identical text is never a
-    mismatch. Keys are floats: the number, NaN for an empty value, or a NaN that
-    carries the text of an unreadable value.
-    """
-
-    method = "NUMERIC_EXACT"
-    threshold = 1.0
-
-    def __init__(self, *, tolerance: float = 0.0, relative_tolerance: float = 0.0) -> None:
-        self.tolerance = tolerance
-        self.relative_tolerance = relative_tolerance
-        parts = []
-        if tolerance:
-            parts.append(f"tolerance: {_format_threshold(tolerance)}")
-        if relative_tolerance:
-            parts.append(f"relative tolerance: {_format_threshold(relative_tolerance)}")
-        self.label = f"NUMERIC_EXACT ({', '.join(parts)})" if parts else "NUMERIC_EXACT"
-
-    def prepare(self, value: Any) -> Any:
-        number = parse_number(value)
-        return _unreadable_key(value) if number is None else number
-
-    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        try:
-            # Extracted amounts are mostly text: one comprehension per column, and any
-            # other type falls through to the general path.
-            numbers = [parse_number_text(value) for value in values]
-            present = [not value.isspace() for value in values]
-        except (TypeError, AttributeError):
-            pass
-        else:
-            if all(values):
-                if None not in numbers:
-                    return present, numbers
-                keys = [
-                    _unreadable_key(value) if number is None else number
-                    for value, number in zip(values, numbers, strict=True)
-                ]
-                return present, keys
-        present = [not is_empty(value) for value in values]
-        keys = [
-            self.prepare(value) if flag else math.nan
-            for value, flag in zip(values, present, strict=True)
-        ]
-        return present, keys
-
-    def readable(self, value: Any) -> bool:
-        """Whether a present value reads as a number.
-
-        Takes a raw value or the key :meth:`prepare` or :meth:`prepare_many` made of
-        it; a key answers without parsing again. Empty values are not readable.
-        """
-        if type(value) is float:
-            return math.isfinite(value)
-        if type(value) is _TextKey:
-            return False
-        return parse_number(value) is not None
-
-    def _bound(self, left: Any, right: Any) -> Any:
-        # Slack of a few units in the last place of the magnitudes, so that 0.1 + 0.2
-        # against 0.3 is not decided by float rounding; no more, or a tolerance of 0
-        # would accept a cent on millions. Written with abs() sums so it broadcasts.
-        bound = self.tolerance + _FLOAT_SLACK * (abs(left) + abs(right))
-        if self.relative_tolerance:
-            bound = bound + self.relative_tolerance * np.maximum(abs(left), abs(right))
-        return bound
-
-    def score(self, expected: Any, predicted: Any) -> float:
-        if math.isnan(expected) or math.isnan(predicted):
-            return 1.0 if _same_text(expected, predicted) else 0.0
-        return 1.0 if abs(expected - predicted) <= float(self._bound(expected, predicted)) else 0.0
-
-    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
-        left = np.array(expected, dtype=np.float64)
-        right = np.array(predicted, dtype=np.float64)
-        rows, columns = left[:, None], right[None, :]
-        with np.errstate(invalid="ignore"):
-            close = abs(rows - columns) <= self._bound(rows, columns)
-        if _any_nan(left) and _any_nan(right):
-            right_texts = _texts_at(predicted, right)
-            for text, positions in _texts_at(expected, left).items():
-                matching = right_texts.get(text)
-                if matching is None:
-                    continue
-                # np.ix_ costs more than the row assignment a single text usually needs.
-                if len(positions) == 1:
-                    close[positions[0], matching] = True
-                else:
-                    close[np.ix_(positions, matching)] = True
-        scores: Matrix = close.astype(np.float64)
-        return scores
-
-    def pairwise(
-        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
-    ) -> Scores:
-        a = np.array(expected, dtype=np.float64)[left]
-        b = np.array(predicted, dtype=np.float64)[right]
-        with np.errstate(invalid="ignore"):
-            close = abs(a - b) <= self._bound(a, b)
-        scores: Scores = close.astype(np.float64)
-        if _any_nan(a) and _any_nan(b):
-            # Only pairs unreadable on both sides can be saved by identical text.
-            for pair in np.flatnonzero(np.isnan(a) & np.isnan(b)).tolist():
-                if _same_text(expected[left[pair]], predicted[right[pair]]):
-                    scores[pair] = 1.0
-        return scores
-
-    def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        if math.isnan(expected) or math.isnan(predicted):
-            if _same_text(expected, predicted):
-                return "Same text; not a number"
-            which = "expected" if math.isnan(expected) else "predicted"
-            return f"The {which} value is not a number"
-        if score >= 1.0:
-            return (
-                "Exact numeric match" if expected == predicted else "Numbers match within tolerance"
-            )
-        return f"Numbers differ ({expected:g} vs {predicted:g})"
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "tolerance": self.tolerance,
-            "relative_tolerance": self.relative_tolerance,
-        }
-
-
-_FUZZ_SCORERS: dict[str, Callable[..., float]] = {
-    "ratio": fuzz.ratio,
-    "partial_ratio": fuzz.partial_ratio,
-    "token_sort_ratio": fuzz.token_sort_ratio,
-    "token_set_ratio": fuzz.token_set_ratio,
-}
-
-
-class _SimilarityComparator:
-    """Shared parts of the graded text methods."""
-
-    def prepare(self, value: Any) -> Any:
-        raise NotImplementedError
-
-    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        return prepare_each(self.prepare, values)
-
-    method = "FUZZY"
-    threshold = 0.7
-    label = "FUZZY"
-    _scale = 1.0
-    _scorer: Callable[..., float] = fuzz.ratio
-
-    def score(self, expected: Any, predicted: Any) -> float:
-        if not expected and not predicted:
-            return 1.0
-        return float(self._scorer(expected, predicted)) / self._scale
-
-    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
-        if not expected or not predicted:
-            return np.zeros((len(expected), len(predicted)), dtype=np.float64)
-        scores: Matrix = process.cdist(
-            list(expected), list(predicted), scorer=self._scorer, dtype=np.float64
-        )
-        if self._scale != 1.0:
-            scores /= self._scale
-        return scores
-
-    def pairwise(
-        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
-    ) -> Scores:
-        if not len(left):
-            return np.zeros(0, dtype=np.float64)
-        # Score distinct x distinct texts once with cdist and look pairs up, unless
-        # that table is much larger than the pairs themselves: cdist costs about a
-        # twentieth of cpdist per comparison (it preprocesses each query once), and
-        # document fields repeat (descriptions, dates, states, currencies).
-        left_distinct, right_distinct = dict.fromkeys(expected), dict.fromkeys(predicted)
-        if len(left_distinct) * len(right_distinct) <= 16 * len(left):
-            # Codes by first appearance; map() over a dict lookup stays in C.
-            left_codes = {key: code for code, key in enumerate(left_distinct)}
-            right_codes = {key: code for code, key in enumerate(right_distinct)}
-            left_index = np.fromiter(
-                map(left_codes.__getitem__, expected), np.int64, count=len(expected)
-            )
-            right_index = np.fromiter(
-                map(right_codes.__getitem__, predicted), np.int64, count=len(predicted)
-            )
-            table = self.matrix(list(left_codes), list(right_codes))
-            looked_up: Scores = table[left_index[left], right_index[right]]
-            return looked_up
-        a = np.array(expected, dtype=object)[left]
-        b = np.array(predicted, dtype=object)[right]
-        scores: Scores = process.cpdist(a, b, scorer=self._scorer, dtype=np.float64)
-        if self._scale != 1.0:
-            scores /= self._scale
-        return scores
-
-    def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        if score >= 1.0:
-            return "Exact match"
-        relation = ">=" if score >= self.threshold else "below"
-        return f"Similarity {score:.2f} {relation} threshold {_format_threshold(self.threshold)}"
-
-
-_ONLY_TEXT = frozenset({str})
-
-
-class FuzzyComparator(_SimilarityComparator):
-    """``FUZZY``: a rapidfuzz ratio (``ratio``, ``partial_ratio``, ``token_sort_ratio``,
-    ``token_set_ratio``) of trimmed, lower-cased text, scaled to [0, 1]."""
-
-    _scale = 100.0
-
-    def __init__(self, *, threshold: float, scorer: str = "ratio") -> None:
-        self.method = "FUZZY"
-        self.threshold = threshold
-        self.scorer_name = scorer
-        self._scorer = _FUZZ_SCORERS[scorer]
-        kind = "" if scorer == "ratio" else f"{scorer}, "
-        self.label = f"FUZZY ({kind}threshold: {_format_threshold(threshold)})"
-
-    def prepare(self, value: Any) -> Any:
-        if type(value) is str:
-            return value.strip().lower()
-        return _text(value).strip().lower()
-
-    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        # Checked in C: a column of plain text (the usual case) takes the fast path.
-        if not _ONLY_TEXT.issuperset(map(type, values)):
-            return prepare_each(self.prepare, values)
-        keys = [value.strip().lower() for value in values]
-        return list(map(bool, keys)), keys
-
-    def config(self) -> dict[str, Any]:
-        return {"method": self.method, "threshold": self.threshold, "scorer": self.scorer_name}
-
-
-class LevenshteinComparator(_SimilarityComparator):
-    """``LEVENSHTEIN``: 1 - edit distance / longer length, on lower-cased text with
-    white space collapsed."""
-
-    def __init__(self, *, threshold: float) -> None:
-        self.method = "LEVENSHTEIN"
-        self.threshold = threshold
-        self._scorer = Levenshtein.normalized_similarity
-        self.label = f"LEVENSHTEIN (threshold: {_format_threshold(threshold)})"
-
-    def prepare(self, value: Any) -> Any:
-        return " ".join(_text(value).lower().split())
-
-    def config(self) -> dict[str, Any]:
-        return {"method": self.method, "threshold": self.threshold}
-
-
-class SimpleComparator:
-    """A base for the comparator of a plugin method: subclass it and write
-    :meth:`score` (and :meth:`prepare` when values need a key first).
-
-    Lists are matched by calling :meth:`score` for every pair, in Python: fine for the
-    lists of a document; a method that must be fast on long lists writes
-    :meth:`matrix` and :meth:`pairwise` itself (see the built-in comparators).
-    """
-
-    def __init__(self, method: str, threshold: float, label: str | None = None) -> None:
-        self.method = method
-        self.threshold = threshold
-        self.label = label or f"{method} (threshold: {_format_threshold(threshold)})"
-
-    def prepare(self, value: Any) -> Any:
-        """The comparison key of one value (by default the value itself)."""
-        return value
-
-    def score(self, expected: Any, predicted: Any) -> float:
-        """Similarity of two prepared keys, in [0, 1]."""
-        raise NotImplementedError
-
-    def prepare_many(self, values: Sequence[Any]) -> tuple[list[bool], list[Any]]:
-        """Presence flags and keys of many values (empty values get the key of ``""``)."""
-        return prepare_each(self.prepare, values)
-
-    def matrix(self, expected: Sequence[Any], predicted: Sequence[Any]) -> Matrix:
-        """``len(expected) x len(predicted)`` similarities of prepared keys."""
-        scores: Matrix = np.zeros((len(expected), len(predicted)), dtype=np.float64)
-        for row, left in enumerate(expected):
-            for column, right in enumerate(predicted):
-                scores[row, column] = self.score(left, right)
-        return scores
-
-    def pairwise(
-        self, expected: Sequence[Any], predicted: Sequence[Any], left: Vector, right: Vector
-    ) -> Scores:
-        """Scores of the pairs ``(expected[left[k]], predicted[right[k]])``."""
-        scores: Scores = np.fromiter(
-            (
-                self.score(expected[row], predicted[column])
-                for row, column in zip(left.tolist(), right.tolist(), strict=True)
-            ),
-            np.float64,
-            count=len(left),
-        )
-        return scores
-
-    def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        """Why a pair matched or not, for report rows."""
-        if score >= 1.0:
-            return "Exact match"
-        relation = ">=" if score >= self.threshold else "below"
-        return f"Similarity {score:.2f} {relation} threshold {_format_threshold(self.threshold)}"
-
-    def config(self) -> dict[str, Any]:
-        """Settings that change decisions."""
-        return {"method": self.method, "threshold": self.threshold}
 
 
 ProviderFactory = Callable[[FieldSpec], Comparator]
@@ -699,3 +262,26 @@ _INFERRED: dict[str, FieldSpec] = {
     "bool": INFERRED_BOOLEAN,
     "object": FieldSpec(fields={}),
 }
+
+
+__all__ = [
+    "INFERRED_BOOLEAN",
+    "INFERRED_NUMBER",
+    "INFERRED_TEXT",
+    "Comparator",
+    "DateComparator",
+    "ExactComparator",
+    "FuzzyComparator",
+    "LevenshteinComparator",
+    "Matrix",
+    "NormalizedComparator",
+    "NumericComparator",
+    "ProviderFactory",
+    "Scores",
+    "SimpleComparator",
+    "Vector",
+    "infer_spec",
+    "make_comparator",
+    "prepare_each",
+    "value_kind",
+]

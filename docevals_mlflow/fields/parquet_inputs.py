@@ -28,7 +28,7 @@ from docevals_mlflow.errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from docevals_mlflow.fields.inputs import DocumentRecord
+    from docevals_mlflow.fields.records import DocumentRecord
 
 COLUMNS = ("id", "class", "data", "confidence", "explainability_info")
 _OBJECT_COLUMNS = ("data", "confidence", "explainability_info")
@@ -252,7 +252,7 @@ def _record(
     place: str,
     check_confidence: bool,
 ) -> DocumentRecord:
-    from docevals_mlflow.fields.inputs import record_from_mapping
+    from docevals_mlflow.fields.records import record_from_mapping
 
     obj: dict[str, Any] = {"id": row["id"]}
     if "class" in row:

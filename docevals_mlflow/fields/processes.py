@@ -1,4 +1,6 @@
-"""Helper processes that compare chunks of documents for :mod:`.parallel`.
+"""Helper processes that compare chunks of documents for :mod:`.parallel`, seen from
+the parent (what a helper does is in :mod:`.helper_work`; its names are importable
+from here).
 
 Each helper is a process started with ``forkserver`` (``spawn`` where the platform
 has no fork server), never plain ``fork``: forking a process that runs threads
@@ -19,241 +21,39 @@ import multiprocessing
 import os
 import pickle
 import queue
-import signal
 import threading
-import traceback
 from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.errors import DocEvalsError, WorkerProcessError
-from docevals_mlflow.fields.leaves import expand_row
-from docevals_mlflow.fields.schema import ListPairing
-from docevals_mlflow.fields.shapes import DiscoveredPolicy, ShapeMismatchPolicy
-from docevals_mlflow.fields.state import Row
+from docevals_mlflow.errors import WorkerProcessError
+from docevals_mlflow.fields.helper_work import (
+    ComparerKey,
+    Failure,
+    HelperCrash,
+    Job,
+    Outcome,
+    PackedPair,
+    PortableNode,
+    cached_comparer,
+    compare_here,
+    helper_main,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from docevals_mlflow.fields.batch import BatchComparison, DocumentPair
-    from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
-    from docevals_mlflow.fields.schema import DocumentSchema
+    pass
 
 PRELOAD = (
     "docevals_mlflow.fields.batch",
     "docevals_mlflow.fields.pairing",
+    "docevals_mlflow.fields.helper_work",
     "docevals_mlflow.fields.processes",
     "scipy.optimize",
 )
 """Modules the fork server imports once, so that helpers start warm."""
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for (Linux's default ceiling for unprivileged processes)."""
-
-PackedPair = tuple[str, Any, Any, "str | None", Any, Any, "str | None", "str | None"]
-"""``(id, expected, predicted, class, confidence, explainability_info, source, place)``."""
-Outcome = tuple["BatchComparison", "list[DocumentComparison] | None"]
-"""A chunk's partial batch, and its documents with rows when only a sink wants them."""
-
-
-class Failure:
-    """A :class:`DocEvalsError` raised while comparing a chunk, carried back intact.
-
-    Exceptions pickle as ``cls(*args)``, which loses keyword-only context (file,
-    record, field path) or fails outright for subclasses with other signatures;
-    this carries the type, the message and every attribute instead.
-    """
-
-    __slots__ = ("args", "kind", "state")
-
-    def __init__(self, error: DocEvalsError) -> None:
-        self.kind = type(error)
-        self.args = error.args
-        self.state = dict(error.__dict__)
-
-    def error(self) -> DocEvalsError:
-        """The error, rebuilt."""
-        error = self.kind.__new__(self.kind)
-        error.args = self.args
-        error.__dict__.update(self.state)
-        return error
-
-
-class HelperCrash(RuntimeError):
-    """A helper failed in a way that is a bug (its traceback is the message); a helper
-    that stops (killed, out of memory) raises :class:`WorkerProcessError` instead."""
-
-
-class PortableNode:
-    """What a report needs of a field node, for rows that cross a process boundary.
-
-    Rows refer to their field node, whose comparator may hold functions that do not
-    pickle; a portable row carries this instead, with its reason already written
-    (so :func:`~docevals_mlflow.fields.leaves.expand_row` never asks it to describe).
-    """
-
-    __slots__ = ("discovered", "label", "note", "template", "threshold")
-
-    def __init__(
-        self, template: str, label: str, threshold: float | None, discovered: bool
-    ) -> None:
-        self.template = template
-        self.label = label
-        self.threshold = threshold
-        self.discovered = discovered
-        self.note = ""
-
-    def __getstate__(self) -> tuple[str, str, float | None, bool]:
-        return self.template, self.label, self.threshold, self.discovered
-
-    def __setstate__(self, state: tuple[str, str, float | None, bool]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
-
-    def describe(self, expected: Any, actual: Any, score: float | None) -> str:
-        raise AssertionError("a portable row carries its reason")
-
-
-def portable_rows(rows: list[Row], nodes: dict[int, PortableNode]) -> list[Row]:
-    """``rows`` with their nodes replaced by :class:`PortableNode` (one per node in
-    ``nodes``) and their reasons written out; they expand to the same tuples."""
-    out = []
-    for row in rows:
-        expanded = expand_row(row)
-        node = nodes.get(id(row[1]))
-        if node is None:
-            node = nodes[id(row[1])] = PortableNode(
-                expanded[1], expanded[2], expanded[3], expanded[9]
-            )
-        out.append((row[0], node, row[2], row[3], expanded[6], row[5], row[6], expanded[10]))
-    return out
-
-
-def compare_here(
-    comparer: FieldComparer, keep_rows: bool, chunk: list[DocumentPair]
-) -> Outcome | Failure:
-    """Compare one chunk into a partial batch (and, for a rows sink that the batch
-    does not keep rows for, the documents with their rows)."""
-    from docevals_mlflow.fields.batch import BatchComparison, fold_chunk
-
-    partial = BatchComparison(schema_id="", schema_version="", schema_sha256="")
-    try:
-        documents = fold_chunk(comparer, partial, chunk, keep_rows)
-    except DocEvalsError as exc:
-        return Failure(exc)
-    # With keep_rows the partial batch holds the documents themselves: sent once.
-    return partial, documents if comparer.keep_rows and not keep_rows else None
-
-
-# ---------------------------------------------------------------------------- helper side
-
-ComparerKey = tuple[str, bool, ListPairing | None, DiscoveredPolicy, ShapeMismatchPolicy]
-"""``(schema fingerprint, rows kept, list_pairing, discovered, shape_mismatch)``: what
-decides a comparer's results (see :meth:`FieldComparer.key`)."""
-
-_COMPARERS: dict[ComparerKey, FieldComparer] = {}
-"""A worker process's comparers, per key."""
-MAX_COMPARERS = 8
-"""Comparers a worker keeps (the oldest goes first): a long-lived worker may see
-many schemas."""
-
-
-def cached_comparer(key: ComparerKey, load_schema: Callable[[], DocumentSchema]) -> FieldComparer:
-    """The comparer for ``key`` (a :meth:`FieldComparer.key`), compiled (from
-    ``load_schema()``) only the first time this process sees it. Helpers and Spark's
-    Python workers both live across many chunks."""
-    comparer = _COMPARERS.get(key)
-    if comparer is None:
-        from docevals_mlflow.fields.compare import FieldComparer
-
-        if len(_COMPARERS) >= MAX_COMPARERS:
-            _COMPARERS.pop(next(iter(_COMPARERS)))
-        _, keep_rows, list_pairing, discovered, shape_mismatch = key
-        comparer = _COMPARERS[key] = FieldComparer(
-            load_schema(),
-            keep_rows=keep_rows,
-            list_pairing=list_pairing,
-            discovered=discovered,
-            shape_mismatch=shape_mismatch,
-        )
-    return comparer
-
-
-@dataclass(frozen=True)
-class Job:
-    """What a helper needs besides the chunk: the schema (pickled once by the parent,
-    unpickled by a helper only the first time it sees it), the comparer's settings,
-    and the plugin methods the schema uses
-    (:func:`~docevals_mlflow.fields.registry.helper_payload`, empty without any)."""
-
-    key: ComparerKey
-    schema: bytes
-    keep_rows: bool
-    methods: bytes = b""
-
-    def comparer(self) -> FieldComparer:
-        """The helper's comparer for this schema, compiled on first use."""
-        return cached_comparer(self.key, self._schema)
-
-    def _schema(self) -> DocumentSchema:
-        # The fork server may predate the parent's plugins (and their import path),
-        # and never ran its register_field_method() calls: register them first.
-        if self.methods:
-            from docevals_mlflow.fields.registry import adopt_helper_payload
-
-            adopt_helper_payload(self.methods)
-        schema: DocumentSchema = pickle.loads(self.schema)
-        return schema
-
-
-def compare_packed(job: Job, packed: list[PackedPair]) -> Outcome | Failure:
-    """In a helper: compare one chunk; rows are made portable for the way back."""
-    from docevals_mlflow.fields.batch import DocumentPair
-    from docevals_mlflow.fields.compare import DocumentComparison
-
-    outcome = compare_here(job.comparer(), job.keep_rows, [DocumentPair(*item) for item in packed])
-    if isinstance(outcome, Failure):
-        return outcome
-    partial, documents = outcome
-    nodes: dict[int, PortableNode] = {}
-    for document in documents if documents is not None else partial.documents:
-        if isinstance(document, DocumentComparison) and document.rows is not None:
-            document.rows = portable_rows(document.rows, nodes)
-    return outcome
-
-
-def _helper_main(tasks: Connection, results: Connection) -> None:
-    """A helper's life: chunks in, outcomes out, until the parent closes the pipe."""
-    import docevals_mlflow.fields.batch
-    import docevals_mlflow.fields.pairing  # noqa: F401  (imported before saying hello)
-    from docevals_mlflow.core.gc import gc_paused
-
-    # Ctrl-C in a terminal reaches the whole process group: the parent handles it
-    # and closes the pipes, which ends this loop without a traceback of its own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        results.send_bytes(b"")  # ready: until then the parent compares on its own
-    except (BrokenPipeError, OSError):
-        return
-    while True:
-        try:
-            data = tasks.recv_bytes()
-        except (EOFError, OSError):
-            return
-        try:
-            # Unpickling a chunk allocates many small dicts: no collections meanwhile.
-            with gc_paused():
-                job, packed = pickle.loads(data)
-                outcome: Any = compare_packed(job, packed)
-                reply = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # a bug: reported to the parent, which raises it
-            reply = pickle.dumps(HelperCrash(traceback.format_exc()))
-        try:
-            results.send_bytes(reply)
-        except (BrokenPipeError, OSError):
-            return
-
-
-# ---------------------------------------------------------------------------- parent side
 
 
 MIN_PIPE_BYTES = 4096
@@ -324,7 +124,7 @@ class Helper:
         capacity = _enlarge(task_writer)
         _enlarge(result_writer)
         process = context.Process(  # type: ignore[attr-defined]
-            target=_helper_main,
+            target=helper_main,
             args=(task_reader, result_writer),
             name="docevals-helper",
             daemon=True,
@@ -490,3 +290,21 @@ def wait_any(busy: list[Helper]) -> None:
     wait([helper.results for helper in busy])
     for helper in busy:
         helper.collect(block=False)
+
+
+__all__ = [
+    "LOCK",
+    "ComparerKey",
+    "Failure",
+    "Helper",
+    "HelperCrash",
+    "Job",
+    "Outcome",
+    "PackedPair",
+    "PortableNode",
+    "cached_comparer",
+    "compare_here",
+    "helpers",
+    "stop_helpers",
+    "wait_any",
+]

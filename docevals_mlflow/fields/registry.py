@@ -8,7 +8,10 @@ accelerator's ``hungarian_comparator``, Stickler's comparator names), how list l
 name it, whether an outside provider decides it (``SEMANTIC``, ``LLM``), and the
 factory that builds its comparator from a :class:`~docevals_mlflow.fields.schema.FieldSpec`.
 The schema, the compiler, the list labels, the importers and the reports all read
-these records; nothing else lists methods.
+these records; nothing else lists methods. The record type is in
+:mod:`~docevals_mlflow.fields.method_records`, the package's own records in
+:mod:`~docevals_mlflow.fields.builtin_methods`; this module keeps the table of every
+method (re-exporting those names) and loads the plugins.
 
 Third-party methods are records too. They come from
 
@@ -29,370 +32,31 @@ Lookups happen when a schema is validated or compiled, never per comparison.
 from __future__ import annotations
 
 import importlib
-import math
 import pickle
-import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.fields.builtin_methods import BUILTIN_METHODS, BUILTIN_NAMES
+from docevals_mlflow.fields.builtin_methods import BUILTINS as _BUILTINS
+from docevals_mlflow.fields.method_records import (
+    BUILTIN_OPTIONS,
+    STRUCTURAL_KEYS,
+    ComparatorFactory,
+    FieldMethod,
+    MethodOption,
+    ThresholdKind,
+    names_text,
+)
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from docevals_mlflow.fields.methods import Comparator
-    from docevals_mlflow.fields.schema import FieldSpec
-
 ENTRY_POINT_GROUP = "docevals.field_methods"
 """The entry point group third-party field methods register in."""
-
-ThresholdKind = Literal["score", "tolerance"]
-"""``score``: a match needs a score of at least the threshold, in [0, 1].
-``tolerance``: the threshold is an allowed difference (any number ≥ 0), as
-``NUMERIC_EXACT``'s absolute tolerance; the comparator turns it into a 0/1 score."""
-
-ComparatorFactory = Callable[["FieldSpec"], "Comparator"]
-"""Builds the comparator of one scalar field from its spec (once, at compile time)."""
-
-BUILTIN_OPTIONS: tuple[str, ...] = (
-    "fuzzy_scorer",
-    "date_order",
-    "relative_tolerance",
-    "case_sensitive",
-)
-"""The method options that are :class:`FieldSpec` attributes of their own (typed and
-validated there), in the order messages list them. A plugin method may read them too."""
-
-STRUCTURAL_KEYS: tuple[str, ...] = (
-    "method",
-    "threshold",
-    "fields",
-    "items",
-    "match_threshold",
-    "pairing",
-    "weight",
-    "description",
-    "method_options",
-)
-"""The other :class:`FieldSpec` keys, which no method option may be called."""
-
-_METHOD_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-_OPTION_NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def names_text(names: Sequence[str]) -> str:
-    """``A``, ``A and B``, ``A, B and C``: names in a message."""
-    if len(names) <= 1:
-        return "".join(names)
-    return f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-@dataclass(frozen=True)
-class MethodOption:
-    """A setting a method reads from the field spec, written next to ``method``.
-
-    ``validate`` takes the value as written and returns the value to keep (raise
-    ``ValueError`` or ``TypeError`` with a short reason to refuse it); without one any
-    JSON value is kept. ``default`` is what :meth:`FieldSpec.option` answers when the
-    field does not set it. Options named in :data:`BUILTIN_OPTIONS` are the spec's own
-    attributes: a method that reads one gives neither ``validate`` nor ``default``.
-    """
-
-    name: str
-    validate: Callable[[Any], Any] | None = None
-    default: Any = None
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _OPTION_NAME.fullmatch(self.name):
-            raise ConfigurationError(
-                f"invalid method option name {self.name!r}",
-                expected="lower-case letters, digits and underscores, starting with a letter",
-            )
-        if self.name in STRUCTURAL_KEYS:
-            raise ConfigurationError(
-                f"method option {self.name!r} would shadow the schema key of that name",
-                expected=f"a name other than {', '.join(STRUCTURAL_KEYS)}",
-            )
-        if self.name in BUILTIN_OPTIONS and (self.validate is not None or self.default is not None):
-            raise ConfigurationError(
-                f"method option {self.name!r} is a schema attribute, validated and defaulted there",
-                expected="MethodOption(name) without validate or default",
-            )
-        if self.validate is not None and not callable(self.validate):
-            raise ConfigurationError(f"method option {self.name!r}: validate is not callable")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FieldMethod:
-    """One field comparison method: everything the engine, the schema, the importers
-    and the reports need to know about it.
-
-    Attributes:
-        name: the name schemas use (``method: NAME``): upper-case letters, digits and
-            underscores.
-        explanation: one line for the reports' method explanations.
-        default_threshold: the threshold of a field that sets none.
-        factory: builds the comparator from a field spec (its ``method`` attribute must
-            be ``name``). ``None`` only for a method a provider decides.
-        threshold_kind: ``score`` (in [0, 1]) or ``tolerance`` (any number ≥ 0).
-        options: the settings the method reads besides the threshold.
-        identical_text_matches: two identical non-blank texts always score 1, so the
-            engine may decide them without the comparator. Only claim it when true:
-            the comparator is then never asked about such pairs.
-        provider: decided by an outside provider (an embedding model, an LLM judge)
-            given as ``providers[name]``; such fields need one process.
-        list_label: how a list of such values names its comparator (``HUNGARIAN
-            (comparator: NUMERIC)``); default ``name``.
-        threshold_in_list_label: whether that label also shows the threshold (and an
-            IDP list's ``evaluation_threshold`` applies to its items).
-        idp_list_comparator: the IDP configuration's ``hungarian_comparator`` name.
-        stickler_names: Stickler's ``x-aws-stickler-comparator`` names, the
-            comparator class first (``("FuzzyComparator", "fuzzy")``), any case.
-        package, version: the distribution that provides the method (filled in from
-            the entry point's distribution when not given); built-in methods have none.
-            They are part of the fingerprint of every schema that uses the method.
-    """
-
-    name: str
-    explanation: str
-    default_threshold: float
-    factory: ComparatorFactory | None = None
-    threshold_kind: ThresholdKind = "score"
-    options: tuple[MethodOption, ...] = ()
-    identical_text_matches: bool = False
-    provider: bool = False
-    list_label: str | None = None
-    threshold_in_list_label: bool = True
-    idp_list_comparator: str | None = None
-    stickler_names: tuple[str, ...] = ()
-    package: str | None = None
-    version: str | None = None
-
-    def __post_init__(self) -> None:
-        # Lists written where tuples are due would make the record unhashable.
-        object.__setattr__(self, "options", tuple(self.options))
-        object.__setattr__(self, "stickler_names", tuple(self.stickler_names))
-        problem = self._problem()
-        if problem is not None:
-            raise ConfigurationError(f"field method {self.name!r}: {problem}")
-
-    def _problem(self) -> str | None:
-        if not isinstance(self.name, str) or not _METHOD_NAME.fullmatch(self.name):
-            return "the name must be upper-case letters, digits and underscores"
-        if self.name == "HUNGARIAN":
-            return "HUNGARIAN is the list method, not a scalar method"
-        if not isinstance(self.explanation, str) or not self.explanation.strip():
-            return "an explanation (one line for reports) is required"
-        if "\n" in self.explanation:
-            return "the explanation must be one line"
-        if self.threshold_kind not in ("score", "tolerance"):
-            return f"threshold_kind {self.threshold_kind!r} is not 'score' or 'tolerance'"
-        threshold = self.default_threshold
-        high = 1.0 if self.threshold_kind == "score" else math.inf
-        if (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, int | float)
-            or not 0 <= threshold <= high
-            or math.isnan(threshold)
-        ):
-            return f"default_threshold {threshold!r} is out of range for a {self.threshold_kind}"
-        if self.provider and self.factory is not None:
-            return "a provider-decided method takes its comparator from the provider, not a factory"
-        if not self.provider and not callable(self.factory):
-            return "a factory (FieldSpec -> comparator) is required"
-        names = [option.name for option in self.options]
-        if not all(isinstance(option, MethodOption) for option in self.options):
-            return "options must be MethodOption records"
-        if len(set(names)) != len(names):
-            return "an option is listed twice"
-        if self.list_label is not None and not (
-            isinstance(self.list_label, str) and self.list_label.strip()
-        ):
-            return "list_label must be non-empty text"
-        if self.idp_list_comparator is not None and not (
-            isinstance(self.idp_list_comparator, str)
-            and _METHOD_NAME.fullmatch(self.idp_list_comparator)
-        ):
-            return "idp_list_comparator must be upper-case letters, digits and underscores"
-        if not all(isinstance(name, str) and name.strip() for name in self.stickler_names):
-            return "stickler_names must be non-empty texts"
-        return None
-
-    @property
-    def option_names(self) -> frozenset[str]:
-        """The names of the options this method reads."""
-        return frozenset(option.name for option in self.options)
-
-    def reads(self, option: str) -> bool:
-        """Whether the method reads ``option``."""
-        return any(entry.name == option for entry in self.options)
-
-    def option(self, name: str) -> MethodOption | None:
-        """The option ``name`` of this method, if it reads it."""
-        return next((entry for entry in self.options if entry.name == name), None)
-
-    @property
-    def label_in_lists(self) -> str:
-        """How the label of a list of such values names the comparator."""
-        return self.list_label or self.name
-
-    @property
-    def builtin(self) -> bool:
-        """Whether this is one of the package's own methods."""
-        return _BUILTINS.get(self.name) is self
-
-    def provenance(self) -> dict[str, str | None]:
-        """``{"package", "version"}``: what provided the method (for fingerprints)."""
-        return {"package": self.package, "version": self.version}
-
-
-# ---------------------------------------------------------------------------- built-ins
-# The factories import the comparators when first called: the comparators' module
-# imports the schema, which imports this module.
-
-
-def _exact(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import ExactComparator
-
-    return ExactComparator(
-        case_sensitive=spec.case_sensitive is not False, threshold=spec.effective_threshold
-    )
-
-
-def _normalized(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import NormalizedComparator
-
-    return NormalizedComparator(
-        case_sensitive=bool(spec.case_sensitive), threshold=spec.effective_threshold
-    )
-
-
-def _numeric(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import NumericComparator
-
-    return NumericComparator(
-        tolerance=spec.effective_threshold, relative_tolerance=spec.relative_tolerance
-    )
-
-
-def _fuzzy(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import FuzzyComparator
-
-    return FuzzyComparator(threshold=spec.effective_threshold, scorer=spec.fuzzy_scorer)
-
-
-def _levenshtein(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import LevenshteinComparator
-
-    return LevenshteinComparator(threshold=spec.effective_threshold)
-
-
-def _date(spec: FieldSpec) -> Comparator:
-    from docevals_mlflow.fields.methods import DateComparator
-
-    return DateComparator(order=spec.date_order, threshold=spec.effective_threshold)
-
-
-# Every built-in method: identical text is never a mismatch ("RM7.42" is "RM7.42"
-# whatever a parser makes of it), so they all take the fast path.
-BUILTIN_METHODS: tuple[FieldMethod, ...] = (
-    FieldMethod(
-        name="EXACT",
-        default_threshold=1.0,
-        factory=_exact,
-        options=(MethodOption("case_sensitive"),),
-        identical_text_matches=True,
-        threshold_in_list_label=False,
-        idp_list_comparator="EXACT",
-        stickler_names=("ExactComparator", "exact"),
-        explanation="the values are identical as text (case-sensitive unless the label says "
-        "otherwise); score 1 or 0.",
-    ),
-    FieldMethod(
-        name="NORMALIZED",
-        default_threshold=1.0,
-        factory=_normalized,
-        options=(MethodOption("case_sensitive"),),
-        identical_text_matches=True,
-        threshold_in_list_label=False,
-        stickler_names=("NormalizedComparator", "normalized"),
-        explanation="equal after Unicode normalisation, case folding and removing "
-        "punctuation and extra whitespace; score 1 or 0.",
-    ),
-    FieldMethod(
-        name="NUMERIC_EXACT",
-        default_threshold=0.0,  # an absolute tolerance, as in the IDP format
-        threshold_kind="tolerance",
-        factory=_numeric,
-        options=(MethodOption("relative_tolerance"),),
-        identical_text_matches=True,
-        list_label="NUMERIC",
-        threshold_in_list_label=False,
-        idp_list_comparator="NUMERIC",
-        stickler_names=("NumericComparator", "numeric"),
-        explanation="both values read as numbers (currency and unit markers and "
-        "thousands separators removed) and equal within the tolerance shown; text that is "
-        "not a number matches only identical text.",
-    ),
-    FieldMethod(
-        name="FUZZY",
-        default_threshold=0.7,
-        factory=_fuzzy,
-        options=(MethodOption("fuzzy_scorer"),),
-        identical_text_matches=True,
-        threshold_in_list_label=True,
-        idp_list_comparator="FUZZY",
-        stickler_names=("FuzzyComparator", "fuzzy"),
-        explanation="similarity from 0 to 1 of the trimmed, lower-cased texts (rapidfuzz); a "
-        "match when the score reaches the threshold shown (inclusive).",
-    ),
-    FieldMethod(
-        name="LEVENSHTEIN",
-        default_threshold=0.7,
-        factory=_levenshtein,
-        identical_text_matches=True,
-        threshold_in_list_label=True,
-        stickler_names=("LevenshteinComparator", "levenshtein"),
-        explanation="1 − edit distance / length of the longer lower-cased text; a match "
-        "when the score reaches the threshold.",
-    ),
-    FieldMethod(
-        name="DATE",
-        default_threshold=1.0,
-        factory=_date,
-        options=(MethodOption("date_order"),),
-        identical_text_matches=True,
-        threshold_in_list_label=False,
-        stickler_names=("DateComparator", "date"),
-        explanation="both values read as calendar dates (in any format) and the same day.",
-    ),
-    FieldMethod(
-        name="SEMANTIC",
-        default_threshold=0.7,
-        provider=True,
-        identical_text_matches=True,
-        threshold_in_list_label=False,
-        stickler_names=("SemanticComparator", "semantic"),
-        explanation="cosine similarity of text embeddings; a match when it reaches the threshold.",
-    ),
-    FieldMethod(
-        name="LLM",
-        default_threshold=0.5,
-        provider=True,
-        identical_text_matches=True,
-        threshold_in_list_label=False,
-        stickler_names=("LLMComparator", "llm"),
-        explanation="an LLM judges whether the values mean the same; its reason is shown.",
-    ),
-)
-"""The package's own methods, in the order schemas, messages and reports list them."""
-
-_BUILTINS: dict[str, FieldMethod] = {method.name: method for method in BUILTIN_METHODS}
-BUILTIN_NAMES: frozenset[str] = frozenset(_BUILTINS)
 
 
 # ---------------------------------------------------------------------------- plugins

@@ -69,7 +69,7 @@ from docevals_mlflow.fields.registry import BUILTIN_NAMES, registered_field_meth
 from docevals_mlflow.fields.state import ROW_FIELDS
 
 if TYPE_CHECKING:
-    from docevals_mlflow.fields.batch import BatchComparison, FieldAggregate
+    from docevals_mlflow.fields.batch import BatchComparison, ClassAggregate, FieldAggregate
 
 UNCLASSIFIED = "unclassified"
 """The class key of documents that carry no class and match no default class."""
@@ -147,32 +147,12 @@ def _rows(document: DocumentComparison, confident: list[dict[str, Any]]) -> list
 
 def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) -> dict[str, Any]:
     """The report dict of a batch (see the module docstring for its layout)."""
-    documents = []
     confident: list[dict[str, Any]] = []
-    for document in batch.documents:
-        counts: Counts = document.counts
-        entry: dict[str, Any] = {
-            "id": document.id,
-            "class": document.document_class,
-            "counts": counts.as_dict(),
-            "metrics": counts.metrics(),
-            "undecided": sum(document.undecided.values()),
-        }
-        if include_rows and isinstance(document, DocumentComparison) and document.rows is not None:
-            entry["rows"] = _rows(document, confident)
-        documents.append(entry)
-    schema: dict[str, Any] = {
-        "id": batch.schema_id,
-        "version": batch.schema_version,
-        "sha256": batch.schema_sha256,
-    }
-    plugins = _plugin_methods(batch)
-    if plugins:
-        schema["methods"] = plugins
+    documents = [_document_entry(document, include_rows, confident) for document in batch.documents]
     report: dict[str, Any] = {
         "kind": "fields",
         "package_version": __version__,
-        "schema": schema,
+        "schema": _schema_entry(batch),
         "settings": dict(batch.settings),
         "overall": {
             "documents": batch.document_count,
@@ -184,18 +164,7 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "unparsed": batch.unparsed,
         },
         "classes": {
-            (name if name is not None else UNCLASSIFIED): {
-                "configured": aggregate.configured,
-                "documents": aggregate.documents,
-                "counts": aggregate.counts.as_dict(),
-                "metrics": aggregate.counts.metrics(),
-                "macro_f1": (
-                    aggregate.f1_sum / aggregate.f1_documents if aggregate.f1_documents else None
-                ),
-                "undecided": aggregate.undecided,
-                "unparsed": sum(entry.unparsed for entry in aggregate.fields.values()),
-                "fields": _field_entries(aggregate.fields),
-            }
+            (name if name is not None else UNCLASSIFIED): _class_entry(aggregate)
             for name, aggregate in batch.classes.items()
         },
         "fields": _field_entries(batch.fields),
@@ -206,37 +175,82 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "predicted_only": list(batch.predicted_only),
         },
     }
-    if batch.discovered_fields:
-        report["discovered"] = {
-            "included": False,
-            "counts": batch.discovered_counts.as_dict(),
-            "metrics": batch.discovered_counts.metrics(),
-            "fields": _field_entries(batch.discovered_fields),
-        }
-    elif any(entry.info.discovered for entry in batch.fields.values()):
-        discovered = {key: item for key, item in batch.fields.items() if item.info.discovered}
-        totals = Counts()
-        for aggregate in discovered.values():
-            totals.add(aggregate.counts)
-        report["discovered"] = {
-            "included": True,
-            "counts": totals.as_dict(),
-            "metrics": totals.metrics(),
-            "fields": _field_entries(discovered),
-        }
+    discovered = _discovered_entry(batch)
+    if discovered is not None:
+        report["discovered"] = discovered
     if batch.invalid_documents:
         report["invalid_expected"] = {
             "documents": batch.invalid_documents,
             "examples": list(batch.invalid_examples),
         }
     if confident:
-        # Imported here: reports without confidence never need it.
-        from docevals_mlflow.diagnostics.calibration import rows_calibration
+        # Imported here: reports without confidence never need NumPy's statistics.
+        from docevals_mlflow.core.statistics import rows_calibration
 
         calibration = rows_calibration(confident)
         if calibration is not None:
             report["calibration"] = calibration.model_dump(mode="json")
     return report
+
+
+def _document_entry(
+    document: Any, include_rows: bool, confident: list[dict[str, Any]]
+) -> dict[str, Any]:
+    counts: Counts = document.counts
+    entry: dict[str, Any] = {
+        "id": document.id,
+        "class": document.document_class,
+        "counts": counts.as_dict(),
+        "metrics": counts.metrics(),
+        "undecided": sum(document.undecided.values()),
+    }
+    if include_rows and isinstance(document, DocumentComparison) and document.rows is not None:
+        entry["rows"] = _rows(document, confident)
+    return entry
+
+
+def _schema_entry(batch: BatchComparison) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "id": batch.schema_id,
+        "version": batch.schema_version,
+        "sha256": batch.schema_sha256,
+    }
+    plugins = _plugin_methods(batch)
+    if plugins:
+        schema["methods"] = plugins
+    return schema
+
+
+def _class_entry(aggregate: ClassAggregate) -> dict[str, Any]:
+    return {
+        "configured": aggregate.configured,
+        "documents": aggregate.documents,
+        "counts": aggregate.counts.as_dict(),
+        "metrics": aggregate.counts.metrics(),
+        "macro_f1": aggregate.f1_sum / aggregate.f1_documents if aggregate.f1_documents else None,
+        "undecided": aggregate.undecided,
+        "unparsed": sum(entry.unparsed for entry in aggregate.fields.values()),
+        "fields": _field_entries(aggregate.fields),
+    }
+
+
+def _discovered_entry(batch: BatchComparison) -> dict[str, Any] | None:
+    included = not batch.discovered_fields
+    if included:
+        fields = {key: item for key, item in batch.fields.items() if item.info.discovered}
+        if not fields:
+            return None
+        totals = Counts()
+        for aggregate in fields.values():
+            totals.add(aggregate.counts)
+    else:
+        fields, totals = batch.discovered_fields, batch.discovered_counts
+    return {
+        "included": included,
+        "counts": totals.as_dict(),
+        "metrics": totals.metrics(),
+        "fields": _field_entries(fields),
+    }
 
 
 class CellCounts(DocEvalsModel):

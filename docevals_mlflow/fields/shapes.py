@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 ShapeMismatchPolicy = Literal["error", "count"]
 """``error``: wrong-shaped ground truth stops the comparison (exit 2 on the command
 line); ``count``: such documents are left out of the figures and counted apart."""
-SHAPE_MISMATCH_POLICIES: tuple[str, ...] = ("error", "count")
 
 DiscoveredPolicy = Literal["exclude", "include"]
 """Whether fields the schema does not name count in the headline figures."""

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from docevals_mlflow.fields.leaves import ScalarNode
     from docevals_mlflow.fields.lists import ArrayNode
     from docevals_mlflow.fields.objects import ObjectNode
-    from docevals_mlflow.fields.pairing import Block
+    from docevals_mlflow.fields.paired_items import Block
 
     Node: TypeAlias = ScalarNode | ObjectNode | ArrayNode
 

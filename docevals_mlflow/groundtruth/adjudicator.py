@@ -9,6 +9,7 @@ from docevals_mlflow.core.artifacts import ReferenceArtifact
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.groundtruth.cache import GenerationCache
 from docevals_mlflow.groundtruth.consensus import (
+    Tally,
     check_minimum_agreement,
     overall_agreement,
     tally,
@@ -97,19 +98,7 @@ class GroundTruthAdjudicator:
             self.generators, request, cache=self.cache, scrub=PathScrubber(references)
         )
         second = tally(answers, disputed, self.minimum_agreement, resolved_by="adjudication")
-        settled = {row.path: row for row in second.consensus}
-        again = {item.path: item for item in second.disagreements}
-        first_rows = {row.path: row for row in generation.consensus}
-        first_disputes = {item.path: item for item in generation.disagreements}
-        consensus: list[ConsensusRow] = []
-        disagreements: list[Disagreement] = []
-        for path in _field_order(generation):
-            if path in first_rows:
-                consensus.append(first_rows[path])
-            elif path in settled:
-                consensus.append(settled[path])
-            elif path in again:
-                disagreements.append(_unresolved(first_disputes[path], again[path]))
+        consensus, disagreements = _merge(generation, second)
         return GenerationReport(
             case_id=generation.case_id,
             stage="adjudication",
@@ -131,6 +120,27 @@ class GroundTruthAdjudicator:
     ) -> GenerationReport:
         """Synchronous :meth:`aadjudicate`."""
         return run_sync(self.aadjudicate(generation, references))
+
+
+def _merge(
+    generation: GenerationReport, second: Tally
+) -> tuple[list[ConsensusRow], list[Disagreement]]:
+    """The first reading's agreed rows, with the fields the second reading settled
+    added and the rest still disputed, in the generation's field order."""
+    settled = {row.path: row for row in second.consensus}
+    again = {item.path: item for item in second.disagreements}
+    first_rows = {row.path: row for row in generation.consensus}
+    first_disputes = {item.path: item for item in generation.disagreements}
+    consensus: list[ConsensusRow] = []
+    disagreements: list[Disagreement] = []
+    for path in _field_order(generation):
+        if path in first_rows:
+            consensus.append(first_rows[path])
+        elif path in settled:
+            consensus.append(settled[path])
+        elif path in again:
+            disagreements.append(_unresolved(first_disputes[path], again[path]))
+    return consensus, disagreements
 
 
 def _field_order(generation: GenerationReport) -> list[str]:

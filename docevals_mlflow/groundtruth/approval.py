@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,35 +29,32 @@ from docevals_mlflow.core.artifacts import (
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.errors import ApprovalError, InputError, OutputError
+from docevals_mlflow.groundtruth.key_loading import (
+    load_signing_key,
+    resolve_public_key,
+    resolve_signing_key,
+)
+from docevals_mlflow.groundtruth.keys import PublicKeyLike, SigningKeyLike
 from docevals_mlflow.groundtruth.records import (
     APPROVAL_SCHEMA_VERSION,
     ApprovalRecord,
-    ApprovalVerification,
     ApprovedGroundTruth,
     Resolution,
     ReviewFile,
     canonical_field_path,
     content_digest,
 )
-from docevals_mlflow.groundtruth.review import (
+from docevals_mlflow.groundtruth.review import load_review
+from docevals_mlflow.groundtruth.review_rows import (
     decided_rows,
-    load_review,
     require_resolved,
     review_digest,
     validated_review,
 )
-from docevals_mlflow.groundtruth.signing import (
-    ALGORITHM,
-    PublicKey,
-    PublicKeyLike,
-    SigningKeyLike,
-    decode_base64,
-    load_signing_key,
-    resolve_public_key,
-    resolve_signing_key,
-    verify,
-)
+from docevals_mlflow.groundtruth.signing import ALGORITHM
 from docevals_mlflow.groundtruth.signing import sign as sign_payload
+from docevals_mlflow.groundtruth.verification import verify_approval as verify_approval
+from docevals_mlflow.groundtruth.verification import verify_record
 
 
 def utc_timestamp(now: _dt.datetime | None = None) -> str:
@@ -122,22 +119,27 @@ def approve_review(
         content_sha256=content_digest(rows),
         generation_sha256=review.generation_sha256,
         review_sha256=review_digest(review),
-        resolutions=[
-            Resolution(
-                path=canonical_field_path(item.path),
-                decision=item.decision,
-                expected=item.expected if item.decision == "set" else None,
-                notes=item.notes,
-            )
-            for item in review.review_items
-            if item.decision != "unresolved"
-        ],
+        resolutions=_resolutions(review),
     )
     if sign:
         record = sign_if_key_available(record, signing_key)
     elif signing_key is not None:
         raise InputError("a signing key was given with sign=False")
     return ApprovedGroundTruth(case_id=review.case_id, rows=rows, record=record)
+
+
+def _resolutions(review: ReviewFile) -> list[Resolution]:
+    """How each decided review item was resolved, for the approval record."""
+    return [
+        Resolution(
+            path=canonical_field_path(item.path),
+            decision=item.decision,
+            expected=item.expected if item.decision == "set" else None,
+            notes=item.notes,
+        )
+        for item in review.review_items
+        if item.decision != "unresolved"
+    ]
 
 
 def _approver(review: ReviewFile, approved_by: str | None, source: str | None) -> str:
@@ -192,86 +194,6 @@ def sign_record(record: ApprovalRecord, key: SigningKeyLike) -> ApprovalRecord:
     )
 
 
-# --- verifying ----------------------------------------------------------------------
-
-
-def verify_approval(
-    record: ApprovalRecord | Mapping[str, Any],
-    content_rows: Iterable[Mapping[str, Any]],
-    public_key: PublicKeyLike | None = None,
-    *,
-    require_signature: bool = True,
-) -> ApprovalVerification:
-    """Check that ``content_rows`` are what ``record`` approved, and its signature.
-
-    Args:
-        record: the approval record (re-validated here).
-        content_rows: the rows as they are now.
-        public_key: the trusted key (path, PEM/OpenSSH text, base64); default
-            ``DOCEVALS_PUBLIC_KEY``. Without one, the signature is checked against
-            the key embedded in the record and the result has ``trusted=False``.
-            With one, a signature is required.
-        require_signature: refuse unsigned records (default). ``False`` accepts
-            them after the content check, with ``signed=False`` in the result.
-
-    Raises:
-        ApprovalError: with ``reason`` ``content_digest`` (the rows are not the
-            approved ones), ``unsigned``, ``record`` (malformed signing fields),
-            ``key_mismatch`` (signed by another key than the trusted one) or
-            ``signature`` (the record was changed after signing, or the signature is
-            someone else's).
-    """
-    checked = ApprovalRecord.model_validate(
-        record.model_dump(mode="json") if isinstance(record, ApprovalRecord) else record
-    )
-    return _verify(checked, list(content_rows), resolve_public_key(public_key), require_signature)
-
-
-def _verify(
-    record: ApprovalRecord,
-    rows: Sequence[Mapping[str, Any]],
-    trusted: PublicKey | None,
-    require_signature: bool,
-) -> ApprovalVerification:
-    digest = content_digest([dict(row) for row in rows])
-    if digest != record.content_sha256:
-        raise ApprovalError(
-            f"content digest mismatch: the rows hash to {digest}, the approval record says "
-            f"{record.content_sha256} (the content was changed after approval)",
-            reason="content_digest",
-        )
-    if record.signature is None:
-        if trusted is not None:
-            raise ApprovalError(
-                f"unsigned record: a trusted public key ({trusted.key_id}) was given, but the "
-                "approval carries no signature",
-                reason="unsigned",
-            )
-        if require_signature:
-            raise ApprovalError(
-                "unsigned record: the approval carries no signature (sign approvals with "
-                "--signing-key or DOCEVALS_SIGNING_KEY, or accept unsigned ones explicitly)",
-                reason="unsigned",
-            )
-        return ApprovalVerification(signed=False)
-    if record.public_key is None or record.key_id is None:  # the model refuses this too
-        raise ApprovalError("the signature comes without key_id or public_key", reason="record")
-    embedded = PublicKey(decode_base64(record.public_key, 32, "public_key", reason="record"))
-    if embedded.key_id != record.key_id:
-        raise ApprovalError(
-            f"record key_id {record.key_id} is not the id of its public_key "
-            f"({embedded.key_id}); the record was altered",
-            reason="record",
-        )
-    if trusted is not None and trusted.key_id != record.key_id:
-        raise ApprovalError(
-            f"key mismatch: signed by key {record.key_id}, but the trusted key is {trusted.key_id}",
-            reason="key_mismatch",
-        )
-    verify(record.signed_payload(), record.signature, embedded)
-    return ApprovalVerification(signed=True, key_id=record.key_id, trusted=trusted is not None)
-
-
 # --- approved files -----------------------------------------------------------------
 
 
@@ -316,7 +238,7 @@ def load_approved_ground_truth(
         raise exc.located(source=source) from None
     try:
         trusted = resolve_public_key(public_key)
-        verification = _verify(approved.record, approved.rows, trusted, require_signature)
+        verification = verify_record(approved.record, approved.rows, trusted, require_signature)
     except (ApprovalError, InputError) as exc:
         raise exc.located(source=source) from None
     approved._verification = verification
@@ -337,7 +259,7 @@ def write_approved(
         OutputError: the file exists (without ``overwrite``) or cannot be written.
     """
     checked = ApprovedGroundTruth.model_validate(approved.model_dump(mode="json"))
-    _verify(checked.record, checked.rows, None, require_signature=False)
+    verify_record(checked.record, checked.rows, None, require_signature=False)
     target = Path(path)
     if not overwrite and (target.exists() or target.is_symlink()):
         raise OutputError(
@@ -405,7 +327,7 @@ def approved_from_reference(
             case_id=record.case_id, rows=reference.content, record=record
         )
         trusted = resolve_public_key(public_key)
-        verification = _verify(approved.record, approved.rows, trusted, require_signature)
+        verification = verify_record(approved.record, approved.rows, trusted, require_signature)
     except (ApprovalError, InputError) as exc:
         raise exc.located(source=reference.path) from None
     approved._verification = verification

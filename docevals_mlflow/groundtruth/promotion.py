@@ -26,14 +26,15 @@ from docevals_mlflow.groundtruth.approval import (
     sign_if_key_available,
     utc_timestamp,
 )
+from docevals_mlflow.groundtruth.keys import PublicKeyLike, SigningKeyLike
 from docevals_mlflow.groundtruth.records import (
     ApprovalRecord,
     ApprovedGroundTruth,
     Resolution,
     content_digest,
 )
-from docevals_mlflow.groundtruth.review import canonical_rows, load_review
-from docevals_mlflow.groundtruth.signing import PublicKeyLike, SigningKeyLike
+from docevals_mlflow.groundtruth.review import load_review
+from docevals_mlflow.groundtruth.review_rows import canonical_rows
 
 
 def approve_generated_reference(
@@ -59,25 +60,7 @@ def approve_generated_reference(
             human review and no ``resolved_content`` was given; rows are malformed.
     """
     source = reference.path
-    if reference.authority != "generated":
-        raise InputError(
-            f"only a generated reference can be approved; this one is {reference.authority!r}",
-            source=source,
-        )
-    if not (approved_by or "").strip():
-        raise InputError(
-            "no approver: approved_by is empty or blank",
-            source=source,
-            path="approved_by",
-            expected="the approving person's name or e-mail",
-        )
-    if resolved_content is None and reference.metadata.get("requires_human_review"):
-        raise InputError(
-            "the generated reference requires human review (its providers disagreed); pass "
-            "resolved_content with the reviewed rows, or use the review-file flow",
-            source=source,
-            expected="resolved_content=[{'path': ..., 'expected': ...}, ...]",
-        )
+    _check_promotable(reference, approved_by, resolved_content)
     generated = _path_rows(reference.content, f"{source} (content)")
     chosen = (
         generated if resolved_content is None else _path_rows(resolved_content, "resolved_content")
@@ -100,6 +83,34 @@ def approve_generated_reference(
     except InputError as exc:
         raise exc.located(source=source) from None
     return approved_reference(approved, metadata={"generated_reference_id": reference.id})
+
+
+def _check_promotable(
+    reference: ReferenceArtifact,
+    approved_by: str,
+    resolved_content: list[Mapping[str, Any]] | None,
+) -> None:
+    """Refuse what :func:`approve_generated_reference` cannot approve."""
+    source = reference.path
+    if reference.authority != "generated":
+        raise InputError(
+            f"only a generated reference can be approved; this one is {reference.authority!r}",
+            source=source,
+        )
+    if not (approved_by or "").strip():
+        raise InputError(
+            "no approver: approved_by is empty or blank",
+            source=source,
+            path="approved_by",
+            expected="the approving person's name or e-mail",
+        )
+    if resolved_content is None and reference.metadata.get("requires_human_review"):
+        raise InputError(
+            "the generated reference requires human review (its providers disagreed); pass "
+            "resolved_content with the reviewed rows, or use the review-file flow",
+            source=source,
+            expected="resolved_content=[{'path': ..., 'expected': ...}, ...]",
+        )
 
 
 def _case_id(reference_id: str) -> str:

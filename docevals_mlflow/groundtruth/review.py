@@ -14,76 +14,28 @@ silently replaces a reviewer's work (:func:`write_ground_truth_review`).
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json, read_bytes_file
-from docevals_mlflow.core.fingerprints import canonical_json, sha256_bytes, sha256_json
-from docevals_mlflow.core.paths import parse_path
+from docevals_mlflow.core.fingerprints import sha256_bytes
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import DocEvalsError, InputError, OutputError
 from docevals_mlflow.groundtruth.models import GenerationReport
-from docevals_mlflow.groundtruth.records import (
-    REVIEW_SCHEMA_VERSION,
-    ReviewClaim,
-    ReviewFile,
-    ReviewItem,
-    canonical_field_path,
-    content_digest,
+from docevals_mlflow.groundtruth.records import REVIEW_SCHEMA_VERSION, ReviewFile
+from docevals_mlflow.groundtruth.review_decisions import apply_decisions as apply_decisions
+from docevals_mlflow.groundtruth.review_rows import review_content as review_content
+from docevals_mlflow.groundtruth.review_rows import review_digest as review_digest
+from docevals_mlflow.groundtruth.review_rows import (
+    review_from_generation as review_from_generation,
 )
+from docevals_mlflow.groundtruth.review_rows import validated_review
 
 _ENTRY = re.compile(r"\b(claims|review_items)\[(\d+)\]")
-_segments = functools.lru_cache(maxsize=65536)(parse_path)
-
-
-def review_from_generation(report: GenerationReport) -> ReviewFile:
-    """The review file for a generation: agreed rows as claims, disputes as items."""
-    claims = [
-        ReviewClaim(
-            path=row.path,
-            expected=row.expected_value,
-            agreement=row.agreement,
-            providers=list(row.providers),
-            evidence=list(row.evidence),
-            reference_ids=list(row.reference_ids),
-            resolved_by=row.resolved_by,
-        )
-        for row in report.consensus
-    ]
-    items = [
-        ReviewItem(
-            path=disagreement.path,
-            reason=disagreement.reason,
-            provider_candidates=list(disagreement.candidates),
-            omitted_by=list(disagreement.omitted_by),
-        )
-        for disagreement in report.disagreements
-    ]
-    return ReviewFile(
-        case_id=report.case_id,
-        generation_sha256=report.digest,
-        generation_stage=report.stage,
-        providers=list(report.providers),
-        overall_agreement=report.overall_agreement,
-        source_references=list(report.sources),
-        claims=claims,
-        review_items=items,
-        claims_sha256=content_digest([{"path": c.path, "expected": c.expected} for c in claims]),
-    )
-
-
-def review_digest(review: ReviewFile) -> str:
-    """SHA-256 of a review's canonical JSON (what an approval pins; formatting-proof)."""
-    return sha256_json(review.model_dump(mode="json"))
-
-
-# --- files --------------------------------------------------------------------------
 
 
 def load_review(path: str | os.PathLike[str]) -> ReviewFile:
@@ -238,180 +190,3 @@ def human_work(review: ReviewFile) -> list[str]:
     elif review.claims_edited is None and review.claims:
         found.append("claims not written from a generation")
     return found
-
-
-def validated_review(review: ReviewFile) -> ReviewFile:
-    """A fresh copy of ``review`` after the same checks a file read from disk gets.
-
-    Models are mutable, so an object edited in place could otherwise carry an unknown
-    decision or a ``set`` without a value into a file or an approval.
-    """
-    fresh = ReviewFile.model_validate(review.model_dump(mode="python"))
-    fresh._origin_sha256 = review._origin_sha256
-    return fresh
-
-
-# --- decisions ----------------------------------------------------------------------
-
-
-def apply_decisions(
-    review: ReviewFile,
-    *,
-    set: Mapping[str, Any] | None = None,
-    omit: Iterable[str] = (),
-    reopen: Iterable[str] = (),
-    notes: str | None = None,
-) -> ReviewFile:
-    """A new review with decisions applied; the input is not changed.
-
-    Args:
-        set: field path → value: decide ``set`` with that value.
-        omit: field paths to decide ``omit`` (left out of the ground truth).
-        reopen: field paths to put back to ``unresolved``.
-        notes: the reviewer's note, stored on every item decided or reopened here.
-
-    Paths may be written in any equivalent spelling (``total``, ``$.total``,
-    ``$['total']``). A review whose status was ``approved`` goes back to
-    ``needs_review`` when its decisions change, since the approval no longer
-    describes its content.
-
-    Raises:
-        InputError: a path names no review item (the message lists the pending
-            ones), names an agreed claim, or is given twice; a ``set`` value is empty
-            or not JSON data. Nothing is applied then.
-    """
-    current = validated_review(review)
-    by_path = {canonical_field_path(item.path): i for i, item in enumerate(current.review_items)}
-    claims = {canonical_field_path(claim.path) for claim in current.claims}
-    changes: dict[int, dict[str, Any]] = {}
-    given: dict[str, str] = {}
-
-    def target(path: str, option: str) -> int:
-        try:
-            key = canonical_field_path(path)
-        except InputError as exc:
-            raise InputError(f"{option} {path}: {exc.message}") from None
-        if key in given:
-            raise InputError(f"one field given twice: {given[key]} and {option} {path}")
-        given[key] = f"{option} {path}"
-        if key in by_path:
-            return by_path[key]
-        if key in claims:
-            raise InputError(
-                f"{option} {path}: this field is an agreed claim, not a review item; to "
-                "correct it, edit its 'expected' under 'claims' in the review file"
-            )
-        raise InputError(
-            f"{option} {path}: no review item has this path", expected=_pending(current)
-        )
-
-    for path, value in (set or {}).items():
-        index = target(path, "--set")
-        if is_empty(value):
-            raise InputError(f"--set {path}: the value is empty; to leave the field out use --omit")
-        try:
-            plain = json.loads(canonical_json(value))
-        except InputError as exc:
-            raise InputError(f"--set {path}: {exc.message}", expected=exc.expected) from None
-        changes[index] = {"decision": "set", "expected": plain}
-    for path in _paths(omit, "omit"):
-        changes[target(path, "--omit")] = {"decision": "omit", "expected": None}
-    for path in _paths(reopen, "reopen"):
-        changes[target(path, "--reopen")] = {"decision": "unresolved", "expected": None}
-    if not changes:
-        return current
-    data = current.model_dump(mode="python")
-    for index, update in changes.items():
-        if notes is not None:
-            update["notes"] = notes
-        data["review_items"][index].update(update)
-    if data["status"] == "approved":
-        data["status"] = "needs_review"
-    edited = ReviewFile.model_validate(data)
-    edited._origin_sha256 = review._origin_sha256
-    return edited
-
-
-def _paths(paths: Iterable[str], name: str) -> list[str]:
-    if isinstance(paths, str):
-        # A lone string would otherwise be taken one character at a time.
-        raise InputError(f"{name} takes a list of field paths, not one string")
-    return list(paths)
-
-
-def _pending(review: ReviewFile) -> str:
-    pending = [item.path for item in review.pending()]
-    decided = len(review.review_items) - len(pending)
-    if not pending:
-        return f"a review item; none is pending ({decided} decided)"
-    return f"a pending item: {', '.join(pending)}" + (f" ({decided} decided)" if decided else "")
-
-
-# --- content ------------------------------------------------------------------------
-
-
-def require_resolved(review: ReviewFile, *, source: str | None = None) -> None:
-    """Raise unless every review item is decided; the message lists the others.
-
-    Raises:
-        InputError: naming each unresolved item (``review_items[2] $.amount``).
-    """
-    unresolved = [
-        (index, item)
-        for index, item in enumerate(review.review_items)
-        if item.decision == "unresolved"
-    ]
-    if not unresolved:
-        return
-    listed = ", ".join(
-        f"review_items[{index}] {item.path} ({item.reason}"
-        + (
-            ", has a value but decision is still 'unresolved'"
-            if not is_empty(item.expected)
-            else ""
-        )
-        + ")"
-        for index, item in unresolved
-    )
-    raise InputError(
-        f"{len(unresolved)} review item(s) unresolved: {listed}",
-        source=source,
-        expected="decision 'set' (with a value) or 'omit' on every item, e.g. "
-        "docevals review FILE --set PATH=VALUE --omit PATH",
-    )
-
-
-def review_content(review: ReviewFile, *, source: str | None = None) -> list[dict[str, Any]]:
-    """The content a review decides: claims plus ``set`` items (``omit`` items left out).
-
-    Rows are ``{"path", "expected"}`` with canonical paths, sorted by path (indices
-    numerically), so equal content always has the same digest.
-
-    Raises:
-        InputError: while any item is unresolved (each is named).
-    """
-    review = validated_review(review)
-    require_resolved(review, source=source)
-    return decided_rows(review)
-
-
-def decided_rows(review: ReviewFile) -> list[dict[str, Any]]:
-    """:func:`review_content` for a review already validated and fully decided."""
-    rows = [(claim.path, claim.expected) for claim in review.claims]
-    rows += [(item.path, item.expected) for item in review.review_items if item.decision == "set"]
-    return canonical_rows(rows)
-
-
-def canonical_rows(rows: Iterable[tuple[str, Any]]) -> list[dict[str, Any]]:
-    """``(path, value)`` pairs as sorted path-table rows with canonical paths."""
-    keyed = []
-    for path, value in rows:
-        keyed.append((_sort_key(_segments(path)), canonical_field_path(path), value))
-    keyed.sort(key=lambda entry: entry[0])
-    return [{"path": path, "expected": value} for _, path, value in keyed]
-
-
-def _sort_key(segments: tuple[str | int, ...]) -> tuple[tuple[int, str | int], ...]:
-    # Indices sort numerically ($.items[2] before $.items[10]); a key and an index
-    # are never compared with each other.
-    return tuple((1, s) if isinstance(s, int) else (0, s) for s in segments)

@@ -114,8 +114,6 @@ class CallableAdapter:
             return value
         if isinstance(value, str):
             return AdapterReply(text=value, usage=Usage(requests=1))
-        if isinstance(value, JudgeOutput):
-            return AdapterReply(data=value, usage=Usage(requests=1))
         return AdapterReply(data=value, usage=Usage(requests=1))
 
 
@@ -277,6 +275,17 @@ async def ask_structured(
         return StructuredAnswer(value=_parse(reply, parse), status="ok", usage=total_usage(usages))
     except OutputParseError as first:
         hint = RepairHint(previous=first.text, problem=str(first), keep=keep)
+    return await _repair(adapter, request, parse, hint, usages)
+
+
+async def _repair(
+    adapter: Any,
+    request: JudgeRequest,
+    parse: Callable[[Any], T],
+    hint: RepairHint,
+    usages: list[Usage],
+) -> StructuredAnswer[T]:
+    """The one repair attempt of :func:`ask_structured`, after a malformed answer."""
     try:
         repaired = _redacted(await adapter.agenerate(request, repair=hint))
     except Exception as exc:

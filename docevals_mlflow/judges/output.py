@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -67,65 +67,63 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    """A strict object schema: every key required, no extras."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _list_of(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": _object(properties)}
+
+
+def _verdicts(verdict_type: Any) -> dict[str, Any]:
+    """The schema of a verdict ``Literal``: a string among its values."""
+    return {"type": "string", "enum": list(get_args(verdict_type))}
+
+
 def judge_output_schema() -> dict[str, Any]:
     """The JSON Schema sent to providers: strict (every key required, no extras), which
     is what OpenAI's strict structured outputs demand."""
-
-    def obj(properties: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-            "additionalProperties": False,
-        }
-
     confidence = _nullable({"type": "number"})
     text = {"type": "string"}
-    return obj(
+    return _object(
         {
             "summary": text,
-            "prediction_claims": {
-                "type": "array",
-                "items": obj(
-                    {
-                        "claim_id": text,
-                        "path": text,
-                        "verdict": {
-                            "type": "string",
-                            "enum": ["correct", "incorrect", "not_verifiable", "ambiguous"],
-                        },
-                        "evidence": text,
-                        "reference_id": _nullable(text),
-                        "confidence": confidence,
-                    }
-                ),
-            },
-            "reference_claims": {
-                "type": "array",
-                "items": obj(
-                    {
-                        "claim_id": text,
-                        "path": text,
-                        "expected_value": _nullable(text),
-                        "verdict": {"type": "string", "enum": ["matched", "missing", "ambiguous"]},
-                        "matched_prediction_path": _nullable(text),
-                        "evidence": text,
-                        "reference_id": _nullable(text),
-                        "confidence": confidence,
-                    }
-                ),
-            },
-            "rubric_results": {
-                "type": "array",
-                "items": obj(
-                    {
-                        "criterion": text,
-                        "verdict": {"type": "string", "enum": ["pass", "fail", "uncertain"]},
-                        "evidence": text,
-                        "confidence": confidence,
-                    }
-                ),
-            },
+            "prediction_claims": _list_of(
+                {
+                    "claim_id": text,
+                    "path": text,
+                    "verdict": _verdicts(PredictionVerdict),
+                    "evidence": text,
+                    "reference_id": _nullable(text),
+                    "confidence": confidence,
+                }
+            ),
+            "reference_claims": _list_of(
+                {
+                    "claim_id": text,
+                    "path": text,
+                    "expected_value": _nullable(text),
+                    "verdict": _verdicts(ReferenceVerdict),
+                    "matched_prediction_path": _nullable(text),
+                    "evidence": text,
+                    "reference_id": _nullable(text),
+                    "confidence": confidence,
+                }
+            ),
+            "rubric_results": _list_of(
+                {
+                    "criterion": text,
+                    "verdict": _verdicts(RubricVerdict),
+                    "evidence": text,
+                    "confidence": confidence,
+                }
+            ),
         }
     )
 

@@ -8,8 +8,8 @@ every claim id in the request, and skipped, invented and repeated ids are report
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from docevals_mlflow.core.literals import Verdict
 from docevals_mlflow.judges.output import JudgeOutput
@@ -79,58 +79,92 @@ def score_judgement(request: JudgeRequest, output: JudgeOutput) -> JudgementScor
     """
     sent_predictions = request.prediction_claim_ids()
     sent_references = request.reference_claim_ids()
-    prediction_check = check_inventory(
-        sent_predictions, [claim.claim_id for claim in output.prediction_claims]
+    answered_predictions = [(claim.claim_id, claim.verdict) for claim in output.prediction_claims]
+    answered_references = [(claim.claim_id, claim.verdict) for claim in output.reference_claims]
+    prediction_check = check_inventory(sent_predictions, [id_ for id_, _ in answered_predictions])
+    reference_check = check_inventory(sent_references, [id_ for id_, _ in answered_references])
+    predictions = _first_verdicts(answered_predictions, sent_predictions)
+    references = _first_verdicts(answered_references, sent_references)
+    rubric: Counter[str] = Counter(result.verdict for result in output.rubric_results)
+    checks = (prediction_check, reference_check)
+    nothing_to_judge = not sent_predictions and not sent_references and not output.rubric_results
+    return JudgementScores(
+        _verdict(predictions, references, rubric, checks, nothing_to_judge=nothing_to_judge),
+        _scores(predictions, references, rubric, len(sent_predictions), len(sent_references)),
+        _counts(
+            predictions, references, rubric, checks, len(sent_predictions), len(sent_references)
+        ),
+        prediction_check,
+        reference_check,
+        _inventory_notes(prediction_check, reference_check),
     )
-    reference_check = check_inventory(
-        sent_references, [claim.claim_id for claim in output.reference_claims]
-    )
-    # One verdict per sent id: the first answer counts, repeats and inventions do not.
-    first_prediction: dict[str, str] = {}
-    for claim in output.prediction_claims:
-        if claim.claim_id in set(sent_predictions):
-            first_prediction.setdefault(claim.claim_id, claim.verdict)
-    first_reference: dict[str, str] = {}
-    for reference_claim in output.reference_claims:
-        if reference_claim.claim_id in set(sent_references):
-            first_reference.setdefault(reference_claim.claim_id, reference_claim.verdict)
-    prediction_counts = Counter(first_prediction.values())
-    reference_counts = Counter(first_reference.values())
-    rubric_counts = Counter(result.verdict for result in output.rubric_results)
 
-    correct, incorrect = prediction_counts["correct"], prediction_counts["incorrect"]
-    unsure_predictions = prediction_counts["not_verifiable"] + prediction_counts["ambiguous"]
-    matched, missing = reference_counts["matched"], reference_counts["missing"]
+
+def _first_verdicts(answers: Iterable[tuple[str, str]], sent: list[str]) -> Counter[str]:
+    """How many sent ids got each verdict: one verdict per sent id, the first answer
+    counts, repeats and inventions do not."""
+    known = set(sent)
+    first: dict[str, str] = {}
+    for claim_id, verdict in answers:
+        if claim_id in known:
+            first.setdefault(claim_id, verdict)
+    return Counter(first.values())
+
+
+def _scores(
+    predictions: Counter[str],
+    references: Counter[str],
+    rubric: Counter[str],
+    predictions_sent: int,
+    references_sent: int,
+) -> dict[str, float | None]:
+    correct, incorrect = predictions["correct"], predictions["incorrect"]
+    matched, missing = references["matched"], references["missing"]
     precision = _ratio(correct, correct + incorrect)
-    recall = _ratio(matched, len(sent_references))
+    recall = _ratio(matched, references_sent)
     f1: float | None = None
     if precision is not None and recall is not None:
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    counts = {
-        "prediction_claims_sent": len(sent_predictions),
-        "correct": correct,
-        "incorrect": incorrect,
-        "not_verifiable": prediction_counts["not_verifiable"],
-        "ambiguous": prediction_counts["ambiguous"],
-        "reference_claims_sent": len(sent_references),
-        "matched": matched,
-        "missing": missing,
-        "reference_ambiguous": reference_counts["ambiguous"],
-        "rubric_pass": rubric_counts["pass"],
-        "rubric_fail": rubric_counts["fail"],
-        "rubric_uncertain": rubric_counts["uncertain"],
-        "skipped_ids": len(prediction_check.skipped) + len(reference_check.skipped),
-        "invented_ids": len(prediction_check.invented) + len(reference_check.invented),
-        "repeated_ids": len(prediction_check.repeated) + len(reference_check.repeated),
-    }
-    scores = {
+    return {
         "claim_precision": precision,
         "reference_recall": recall,
         "f1": f1,
-        "claim_verification_coverage": _ratio(correct + incorrect, len(sent_predictions)),
-        "reference_coverage": _ratio(matched + missing, len(sent_references)),
-        "rubric_pass_rate": _ratio(rubric_counts["pass"], len(output.rubric_results)),
+        "claim_verification_coverage": _ratio(correct + incorrect, predictions_sent),
+        "reference_coverage": _ratio(matched + missing, references_sent),
+        "rubric_pass_rate": _ratio(rubric["pass"], rubric.total()),
     }
+
+
+def _counts(
+    predictions: Counter[str],
+    references: Counter[str],
+    rubric: Counter[str],
+    checks: tuple[InventoryCheck, InventoryCheck],
+    predictions_sent: int,
+    references_sent: int,
+) -> dict[str, int]:
+    return {
+        "prediction_claims_sent": predictions_sent,
+        "correct": predictions["correct"],
+        "incorrect": predictions["incorrect"],
+        "not_verifiable": predictions["not_verifiable"],
+        "ambiguous": predictions["ambiguous"],
+        "reference_claims_sent": references_sent,
+        "matched": references["matched"],
+        "missing": references["missing"],
+        "reference_ambiguous": references["ambiguous"],
+        "rubric_pass": rubric["pass"],
+        "rubric_fail": rubric["fail"],
+        "rubric_uncertain": rubric["uncertain"],
+        "skipped_ids": sum(len(check.skipped) for check in checks),
+        "invented_ids": sum(len(check.invented) for check in checks),
+        "repeated_ids": sum(len(check.repeated) for check in checks),
+    }
+
+
+def _inventory_notes(
+    prediction_check: InventoryCheck, reference_check: InventoryCheck
+) -> list[str]:
     notes = []
     for label, check in (("prediction", prediction_check), ("reference", reference_check)):
         if check.skipped:
@@ -141,30 +175,27 @@ def score_judgement(request: JudgeRequest, output: JudgeOutput) -> JudgementScor
             notes.append(f"judge invented {label} claim id(s): {_ids(check.invented)}")
         if check.repeated:
             notes.append(f"judge repeated {label} claim id(s): {_ids(check.repeated)}")
-    nothing_to_judge = not sent_predictions and not sent_references and not output.rubric_results
-    verdict: Verdict
-    if incorrect or missing or rubric_counts["fail"]:
-        verdict = "fail"
-    elif nothing_to_judge:
-        verdict = "not_applicable"
-    elif (
-        unsure_predictions
-        or reference_counts["ambiguous"]
-        or rubric_counts["uncertain"]
-        or not prediction_check.clean
-        or not reference_check.clean
-    ):
-        verdict = "uncertain"
-    else:
-        verdict = "pass"
-    return JudgementScores(verdict, scores, counts, prediction_check, reference_check, notes)
+    return notes
+
+
+def _verdict(
+    predictions: Counter[str],
+    references: Counter[str],
+    rubric: Counter[str],
+    checks: tuple[InventoryCheck, InventoryCheck],
+    *,
+    nothing_to_judge: bool,
+) -> Verdict:
+    if predictions["incorrect"] or references["missing"] or rubric["fail"]:
+        return "fail"
+    if nothing_to_judge:
+        return "not_applicable"
+    unsure = predictions["not_verifiable"] + predictions["ambiguous"] + references["ambiguous"]
+    if unsure or rubric["uncertain"] or not all(check.clean for check in checks):
+        return "uncertain"
+    return "pass"
 
 
 def _ids(ids: list[str], limit: int = 10) -> str:
     shown = ", ".join(ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def output_details(output: JudgeOutput) -> dict[str, Any]:
-    """The judge's answer as report details."""
-    return output.model_dump(mode="json")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
-    from docevals_mlflow.judges.transport import RetryPolicy
+    from docevals_mlflow.judges.retry import RetryPolicy
 
 Sleep = Callable[[float], Awaitable[None]]
 """An ``asyncio.sleep``-like coroutine function."""

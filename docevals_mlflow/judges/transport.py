@@ -1,19 +1,18 @@
-"""HTTP for every provider adapter: pooled clients, retries, limits and redaction.
+"""HTTP for every provider adapter: one request, sent with retries and limits, its
+messages redacted.
 
-* One shared, pooled :class:`httpx.AsyncClient` per event loop, created on first use
-  and closed when the loop shuts down (or by :func:`aclose_shared_client`); an adapter
-  given its own client uses that one instead.
-* :class:`Transport` sends one request with timeouts, retries on 429, 5xx overload
-  statuses and connection errors (exponential backoff with full jitter, honouring
-  ``Retry-After`` and ``retry-after-ms``), a concurrency limit per provider and base
-  URL, and an optional requests-per-minute limit.
-* :func:`redact` removes secrets from every message built from a request or response,
-  so an API key never reaches an exception, a log line or a report; every response
-  body is redacted the same way before anyone reads it, so a provider that quotes
-  the key back in its answer cannot put it into a report, a cache or a checkpoint.
-  Every credential a transport sends (its secrets, credential headers, user-info of
-  the URL) is registered in the process-wide registry of
-  :mod:`docevals_mlflow.core.secrets`, which everything written is redacted with.
+:class:`Transport` sends one request to one provider endpoint on the shared pooled
+client (:mod:`~docevals_mlflow.judges.pool`) or its own, retries transient failures
+as its :class:`~docevals_mlflow.judges.retry.RetryPolicy` says, and keeps within the
+endpoint's concurrency and rate limits (:mod:`~docevals_mlflow.judges.limits`).
+
+:func:`redact` removes secrets from every message built from a request or response,
+so an API key never reaches an exception, a log line or a report; every response
+body is redacted the same way before anyone reads it, so a provider that quotes the
+key back in its answer cannot put it into a report, a cache or a checkpoint. Every
+credential a transport sends (its secrets, credential headers, user-info of the URL)
+is registered in the process-wide registry of :mod:`docevals_mlflow.core.secrets`,
+which everything written is redacted with.
 
 Sleeping, the monotonic clock, the wall clock and the jitter source can be injected,
 so tests check delays without waiting for them.
@@ -22,26 +21,18 @@ so tests check delays without waiting for them.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import email.utils
 import json
 import logging
-import math
 import random
-import threading
 import time
-import weakref
-from collections.abc import AsyncGenerator, Callable, Hashable, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from docevals_mlflow.core.secrets import (
-    MIN_WORD_LENGTH,
     contains_secret,
     redact_data,
     redact_text,
@@ -50,35 +41,21 @@ from docevals_mlflow.core.secrets import (
     register_url,
     url_credentials,
 )
-from docevals_mlflow.core.secrets import REDACTED as REDACTED  # callers import it from here
-from docevals_mlflow.errors import ConfigurationError, ProviderError
-
-# Defined with the settings (which configuration code loads without httpx); callers
-# import them from here as ever.
-from docevals_mlflow.judges.settings import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
-from docevals_mlflow.judges.settings import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
-from docevals_mlflow.judges.settings import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES
-from docevals_mlflow.judges.settings import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
-from docevals_mlflow.judges.settings import Sleep as Sleep
-from docevals_mlflow.judges.settings import TransportSettings as TransportSettings
+from docevals_mlflow.errors import ProviderError
+from docevals_mlflow.judges import pool
+from docevals_mlflow.judges.limits import Clock, EndpointLimits, RateLimiter
+from docevals_mlflow.judges.retry import RETRYABLE_ERRORS, resolve_retry_policy
+from docevals_mlflow.judges.retry import RetryPolicy as RetryPolicy  # documented here
+from docevals_mlflow.judges.settings import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    Sleep,
+    TransportSettings,
+)
 
 logger = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
-"""A clock returning seconds (``time.monotonic`` or ``time.time``)."""
-
-RETRY_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504, 529})
-"""Statuses worth another attempt: rate limits, server errors and Anthropic's 529
-"overloaded". Other 4xx mean the request itself is wrong and would fail again."""
-
-MIN_SECRET_LENGTH = MIN_WORD_LENGTH
-"""Shorter "secrets" (placeholders such as ``"x"``) would shred every message when
-replaced, and are not secret anyway. Values under 8 characters are replaced only as
-whole words (see :mod:`docevals_mlflow.core.secrets`)."""
-
-DEFAULT_LIMITS = httpx.Limits(
-    max_connections=100, max_keepalive_connections=20, keepalive_expiry=30.0
-)
 _ERROR_BODY_CHARS = 500
 
 
@@ -104,269 +81,6 @@ def public_url(url: str, secrets: Iterable[str | None] = ()) -> str:
     netloc = f"{host}:{parts.port}" if parts.port is not None else host
     cleaned = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     return redact(cleaned, secrets)
-
-
-def retry_after_seconds(headers: Mapping[str, str], *, now: float) -> float | None:
-    """How long the server asked us to wait, from ``retry-after-ms`` (milliseconds) or
-    ``Retry-After`` (seconds or an HTTP date, compared with ``now``, a Unix time).
-
-    ``None`` when neither header is present or readable; never negative.
-    """
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            value = float(milliseconds) / 1000.0
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value):
-            return max(0.0, value)
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw.strip())
-    except ValueError:
-        try:
-            moment = email.utils.parsedate_to_datetime(raw.strip())
-        except (TypeError, ValueError, IndexError):
-            return None
-        if moment.tzinfo is None:
-            # HTTP dates are always GMT; "-0000" parses as naive.
-            moment = moment.replace(tzinfo=UTC)
-        seconds = moment.timestamp() - now
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before trying a request again.
-
-    Attributes:
-        max_retries: retries after the first attempt (``0`` disables retrying);
-            ``None`` (the default) leaves the count to whoever uses the policy (an
-            adapter's ``max_retries``), else :data:`DEFAULT_MAX_RETRIES`.
-        base_delay: the first backoff ceiling, doubled on every retry.
-        max_delay: the largest backoff ceiling.
-        max_retry_after: the longest server-requested wait honoured; a longer
-            ``Retry-After`` is shortened to this.
-        retry_statuses: HTTP statuses that are retried.
-    """
-
-    max_retries: int | None = None
-    base_delay: float = 0.5
-    max_delay: float = 30.0
-    max_retry_after: float = 60.0
-    retry_statuses: frozenset[int] = RETRY_STATUSES
-
-    def __post_init__(self) -> None:
-        if self.max_retries is not None and self.max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
-        if self.base_delay < 0 or self.max_delay < 0 or self.max_retry_after < 0:
-            raise ValueError("delays must be 0 or more")
-
-    @property
-    def retries(self) -> int:
-        """The retry count in force (:data:`DEFAULT_MAX_RETRIES` when unset)."""
-        return DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries
-
-    def ceiling(self, retry: int) -> float:
-        """The backoff ceiling before retry number ``retry`` (0 for the first retry)."""
-        # Capping the exponent keeps 2**retry finite for absurd retry counts.
-        return min(self.max_delay, self.base_delay * 2.0 ** min(retry, 62))
-
-    def backoff(self, retry: int, rng: Callable[[], float] = random.random) -> float:
-        """A full-jitter delay: uniform between 0 and :meth:`ceiling`.
-
-        Full jitter spreads clients that failed together, so they do not retry in
-        lockstep against a provider that is already overloaded.
-        """
-        return rng() * self.ceiling(retry)
-
-    def delay(
-        self,
-        retry: int,
-        response: httpx.Response | None,
-        *,
-        now: float,
-        rng: Callable[[], float] = random.random,
-    ) -> float:
-        """The wait before retry ``retry``: the server's ``Retry-After`` when it gave
-        one (capped at ``max_retry_after``), else :meth:`backoff`."""
-        if response is not None:
-            requested = retry_after_seconds(response.headers, now=now)
-            if requested is not None:
-                return min(requested, self.max_retry_after)
-        return self.backoff(retry, rng)
-
-
-def resolve_retry_policy(max_retries: int | None, retry_policy: RetryPolicy | None) -> RetryPolicy:
-    """The policy that ``max_retries`` and ``retry_policy`` ask for together.
-
-    Either alone decides the retry count (a policy without one takes ``max_retries``,
-    and with neither it is :data:`DEFAULT_MAX_RETRIES`); when both set one they must
-    agree, since silently letting one win would retry more (or less) than asked.
-
-    Raises:
-        ConfigurationError: both set a retry count, and the counts differ.
-    """
-    if retry_policy is None:
-        retry_policy = RetryPolicy()
-    if retry_policy.max_retries is None:
-        return dataclasses.replace(
-            retry_policy,
-            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-        )
-    if max_retries is not None and max_retries != retry_policy.max_retries:
-        raise ConfigurationError(
-            f"max_retries={max_retries} contradicts retry_policy's "
-            f"max_retries={retry_policy.max_retries}",
-            path="max_retries",
-            expected="one of them, or the same count in both",
-        )
-    return retry_policy
-
-
-class RateLimiter:
-    """A token bucket allowing ``requests_per_minute``, with bursts of ``burst``.
-
-    Each request reserves a token at once and sleeps until its slot comes, so waiting
-    callers are served in order without a lock held across the sleep. Thread-safe:
-    one limiter may serve several event loops.
-    """
-
-    def __init__(
-        self, requests_per_minute: float, *, burst: int = 1, clock: Clock = time.monotonic
-    ) -> None:
-        if requests_per_minute <= 0:
-            raise ValueError("requests_per_minute must be positive")
-        if burst < 1:
-            raise ValueError("burst must be at least 1")
-        self.requests_per_minute = requests_per_minute
-        self.interval = 60.0 / requests_per_minute
-        self.capacity = float(burst)
-        self._clock = clock
-        self._tokens = float(burst)
-        self._updated = clock()
-        self._lock = threading.Lock()
-
-    def reserve(self) -> float:
-        """Take a token; returns how many seconds to wait before using it."""
-        with self._lock:
-            now = self._clock()
-            elapsed = max(0.0, now - self._updated)
-            self._tokens = min(self.capacity, self._tokens + elapsed / self.interval)
-            self._updated = now
-            self._tokens -= 1.0
-            return 0.0 if self._tokens >= 0 else -self._tokens * self.interval
-
-    async def acquire(self, sleep: Sleep = asyncio.sleep) -> float:
-        """Wait for a token; returns the time waited."""
-        wait = self.reserve()
-        if wait > 0:
-            await sleep(wait)
-        return wait
-
-
-# Limits are shared by every adapter talking to the same provider endpoint with the
-# same setting. Semaphores bind to the event loop that first waits on them, so they
-# are kept per loop; rate limiters are plain clocks and are shared across loops.
-_registry_lock = threading.Lock()
-_semaphores: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, str, int], asyncio.Semaphore]
-] = weakref.WeakKeyDictionary()
-_rate_limiters: dict[tuple[Hashable, ...], RateLimiter] = {}
-
-
-def _shared_semaphore(provider: str, endpoint: str, limit: int) -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    with _registry_lock:
-        per_loop = _semaphores.setdefault(loop, {})
-        key = (provider, endpoint, limit)
-        semaphore = per_loop.get(key)
-        if semaphore is None:
-            semaphore = per_loop[key] = asyncio.Semaphore(limit)
-        return semaphore
-
-
-def shared_rate_limiter(
-    provider: str,
-    endpoint: str,
-    requests_per_minute: float,
-    *,
-    burst: int = 1,
-    clock: Clock = time.monotonic,
-) -> RateLimiter:
-    """The rate limiter shared by every transport with the same provider, endpoint,
-    limit and clock."""
-    key: tuple[Hashable, ...] = (provider, endpoint, float(requests_per_minute), burst, clock)
-    with _registry_lock:
-        limiter = _rate_limiters.get(key)
-        if limiter is None:
-            limiter = _rate_limiters[key] = RateLimiter(
-                requests_per_minute, burst=burst, clock=clock
-            )
-        return limiter
-
-
-@dataclass
-class _SharedClient:
-    client: httpx.AsyncClient
-    closer: AsyncGenerator[None, None]
-
-
-_clients_lock = threading.Lock()
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _SharedClient] = (
-    weakref.WeakKeyDictionary()
-)
-_shared_limits: httpx.Limits = DEFAULT_LIMITS
-
-
-def configure_shared_clients(*, limits: httpx.Limits) -> None:
-    """Connection-pool limits for shared clients created from now on (existing ones
-    keep theirs until closed)."""
-    global _shared_limits
-    _shared_limits = limits
-
-
-async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
-    # A started async generator is registered with its event loop, and
-    # ``asyncio.run`` (and ``run_sync``) closes every such generator before closing
-    # the loop: the finally block then closes the pooled connections on the loop that
-    # owns them, instead of leaking sockets when the loop is gone.
-    try:
-        yield
-    finally:
-        await client.aclose()
-
-
-async def shared_client() -> httpx.AsyncClient:
-    """The pooled client of the running event loop, created on first use."""
-    loop = asyncio.get_running_loop()
-    with _clients_lock:
-        entry = _clients.get(loop)
-        if entry is not None and not entry.client.is_closed:
-            return entry.client
-        client = httpx.AsyncClient(
-            limits=_shared_limits,
-            timeout=httpx.Timeout(DEFAULT_TIMEOUT, connect=DEFAULT_CONNECT_TIMEOUT),
-        )
-        closer = _close_at_loop_shutdown(client)
-        _clients[loop] = _SharedClient(client, closer)
-    await closer.__anext__()
-    return client
-
-
-async def aclose_shared_client() -> None:
-    """Close the running loop's shared client now (a new one is made when needed)."""
-    loop = asyncio.get_running_loop()
-    with _clients_lock:
-        entry = _clients.pop(loop, None)
-    if entry is not None:
-        # Closing the generator runs its finally block, which closes the client; the
-        # explicit close covers a generator that never started.
-        await entry.closer.aclose()
-        if not entry.client.is_closed:
-            await entry.client.aclose()
 
 
 @dataclass
@@ -412,9 +126,12 @@ def _error_details(
     return None, text or response.reason_phrase or "no error message"
 
 
-_RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-"""Timeouts, refused or reset connections and half-closed streams: transient. Other
-httpx errors (bad URL, unsupported protocol, too many redirects) are not."""
+def _encoded(json_body: Any) -> bytes | None:
+    # Serialised once: a retried request re-sends the same bytes (bodies with base64
+    # attachments are large).
+    if json_body is None:
+        return None
+    return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class Transport:
@@ -461,9 +178,16 @@ class Transport:
         wall_clock: Clock | None = None,
         rng: Callable[[], float] | None = None,
     ) -> None:
-        if max_concurrency is not None and max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1 (or None for no limit)")
-        policy = resolve_retry_policy(max_retries, retry_policy)
+        self._clock: Clock = clock or time.monotonic
+        self.limits = EndpointLimits(
+            provider,
+            endpoint,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            burst=rate_burst,
+            clock=self._clock,
+        )
+        self.policy = resolve_retry_policy(max_retries, retry_policy)
         self.provider = provider
         self.endpoint = endpoint
         self.client = client
@@ -472,7 +196,6 @@ class Transport:
             if isinstance(timeout, httpx.Timeout)
             else httpx.Timeout(timeout, connect=connect_timeout)
         )
-        self.policy = policy
         self.max_concurrency = max_concurrency
         self.requests_per_minute = requests_per_minute
         self.secrets = tuple(secret for secret in secrets if secret) + tuple(
@@ -482,16 +205,8 @@ class Transport:
         # checkpoints) is redacted of them too, not only this transport's messages.
         register_secrets(*self.secrets)
         self._sleep: Sleep = sleep or asyncio.sleep
-        self._clock: Clock = clock or time.monotonic
         self._wall_clock: Clock = wall_clock or time.time
         self._rng = rng or random.random
-        self.rate_limiter = (
-            shared_rate_limiter(
-                provider, endpoint, requests_per_minute, burst=rate_burst, clock=self._clock
-            )
-            if requests_per_minute is not None
-            else None
-        )
 
     @classmethod
     def from_settings(
@@ -523,14 +238,15 @@ class Transport:
             sleep=settings.sleep,
         )
 
+    @property
+    def rate_limiter(self) -> RateLimiter | None:
+        """The rate limiter shared with every transport of this provider, endpoint and
+        rate (``None`` without a rate limit)."""
+        return self.limits.rate_limiter
+
     def redact(self, text: str) -> str:
         """``text`` without this transport's secrets."""
         return redact(text, self.secrets)
-
-    def _slot(self) -> AbstractAsyncContextManager[Any]:
-        if self.max_concurrency is None:
-            return nullcontext()
-        return _shared_semaphore(self.provider, self.endpoint, self.max_concurrency)
 
     async def send(
         self,
@@ -547,14 +263,8 @@ class Transport:
                 that never succeeded, or a 2xx body that is not JSON. The message
                 holds the provider's error message, redacted.
         """
-        client = self.client if self.client is not None else await shared_client()
-        # Serialised once: a retried request re-sends the same bytes (bodies with
-        # base64 attachments are large).
-        content = (
-            None
-            if json_body is None
-            else json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
-        )
+        client = self.client if self.client is not None else await pool.shared_client()
+        content = _encoded(json_body)
         request_headers = {"accept": "application/json", **(headers or {})}
         if content is not None:
             request_headers.setdefault("content-type", "application/json")
@@ -567,95 +277,103 @@ class Transport:
         attempts = 0
         while True:
             attempts += 1
-            retry = attempts - 1
-            if self.rate_limiter is not None:
-                await self.rate_limiter.acquire(self._sleep)
+            await self.limits.wait_turn(self._sleep)
             logger.debug("%s: %s %s (attempt %d)", self.provider, method, shown_url, attempts)
             try:
-                async with self._slot():
+                async with self.limits.slot():
                     response = await client.request(
                         method, url, content=content, headers=request_headers, timeout=self.timeout
                     )
-            except _RETRYABLE_ERRORS as exc:
-                problem = self.redact(f"{type(exc).__name__}: {exc}".rstrip(": "))
-                if retry >= self.policy.retries:
-                    raise ProviderError(
-                        f"{self.provider} request to {shown_url} failed: {problem}"
-                        + _after(attempts),
-                        provider=self.provider,
-                        attempts=attempts,
-                    ) from None
-                delay = self.policy.delay(retry, None, now=self._wall_clock(), rng=self._rng)
-                logger.info(
-                    "%s: %s from %s; retrying in %.2f s (attempt %d of %d)",
-                    self.provider,
-                    problem,
-                    shown_url,
-                    delay,
-                    attempts + 1,
-                    self.policy.retries + 1,
-                )
-                await self._sleep(delay)
-                continue
             except httpx.HTTPError as exc:
-                raise ProviderError(
-                    self.redact(
-                        f"{self.provider} request to {shown_url} failed: {type(exc).__name__}: "
-                        f"{exc}"
-                    ),
-                    provider=self.provider,
-                    attempts=attempts,
-                ) from None
-
-            status = response.status_code
-            if status in self.policy.retry_statuses and retry < self.policy.retries:
-                delay = self.policy.delay(retry, response, now=self._wall_clock(), rng=self._rng)
-                logger.info(
-                    "%s: HTTP %d from %s; retrying in %.2f s (attempt %d of %d)",
-                    self.provider,
-                    status,
-                    shown_url,
-                    delay,
-                    attempts + 1,
-                    self.policy.retries + 1,
-                )
-                await self._sleep(delay)
+                await self._after_failure(exc, shown_url, attempts)
                 continue
-            if status >= 400:
-                kind, message = _error_details(response, self.redact)
-                label = f"HTTP {status}" + (f" {kind}" if kind else "")
-                request_id = response.headers.get("x-request-id") or response.headers.get(
-                    "request-id"
-                )
-                suffix = f" [request id {request_id}]" if request_id else ""
-                raise ProviderError(
-                    self.redact(
-                        f"{self.provider} returned {label} from {shown_url}: {message}"
-                        f"{suffix}{_after(attempts)}"
-                    ),
-                    provider=self.provider,
-                    status_code=status,
-                    attempts=attempts,
-                )
-            try:
-                data = self._redacted_json(response)
-            except (ValueError, UnicodeDecodeError):
-                raise ProviderError(
-                    self.redact(
-                        f"{self.provider} returned HTTP {status} from {shown_url} with a body "
-                        f"that is not JSON: {self.redact(response.text)[:200]!r}"
-                    ),
-                    provider=self.provider,
-                    status_code=status,
-                    attempts=attempts,
-                ) from None
-            return ProviderResponse(
-                status_code=status,
-                data=data,
-                headers=redact_data(dict(response.headers)),
+            status = response.status_code
+            if status in self.policy.retry_statuses and attempts <= self.policy.retries:
+                await self._back_off(attempts, response, f"HTTP {status}", shown_url)
+                continue
+            return self._accept(response, shown_url, attempts, started)
+
+    async def _after_failure(self, exc: httpx.HTTPError, shown_url: str, attempts: int) -> None:
+        """Wait for the retry after a request that got no response.
+
+        Raises:
+            ProviderError: the failure is not transient, or no retry is left.
+        """
+        if not isinstance(exc, RETRYABLE_ERRORS):
+            raise ProviderError(
+                self.redact(
+                    f"{self.provider} request to {shown_url} failed: {type(exc).__name__}: {exc}"
+                ),
+                provider=self.provider,
                 attempts=attempts,
-                latency_seconds=self._clock() - started,
+            ) from None
+        problem = self.redact(f"{type(exc).__name__}: {exc}".rstrip(": "))
+        if attempts > self.policy.retries:
+            raise ProviderError(
+                f"{self.provider} request to {shown_url} failed: {problem}" + _after(attempts),
+                provider=self.provider,
+                attempts=attempts,
+            ) from None
+        await self._back_off(attempts, None, problem, shown_url)
+
+    async def _back_off(
+        self, attempts: int, response: httpx.Response | None, problem: str, shown_url: str
+    ) -> None:
+        """Sleep before the retry that follows attempt number ``attempts``."""
+        delay = self.policy.delay(attempts - 1, response, now=self._wall_clock(), rng=self._rng)
+        logger.info(
+            "%s: %s from %s; retrying in %.2f s (attempt %d of %d)",
+            self.provider,
+            problem,
+            shown_url,
+            delay,
+            attempts + 1,
+            self.policy.retries + 1,
+        )
+        await self._sleep(delay)
+
+    def _accept(
+        self, response: httpx.Response, shown_url: str, attempts: int, started: float
+    ) -> ProviderResponse:
+        """The final ``response`` as a :class:`ProviderResponse`.
+
+        Raises:
+            ProviderError: an error status, or a 2xx body that is not JSON.
+        """
+        status = response.status_code
+        if status >= 400:
+            kind, message = _error_details(response, self.redact)
+            label = f"HTTP {status}" + (f" {kind}" if kind else "")
+            request_id = response.headers.get("x-request-id") or response.headers.get("request-id")
+            suffix = f" [request id {request_id}]" if request_id else ""
+            raise ProviderError(
+                self.redact(
+                    f"{self.provider} returned {label} from {shown_url}: {message}"
+                    f"{suffix}{_after(attempts)}"
+                ),
+                provider=self.provider,
+                status_code=status,
+                attempts=attempts,
             )
+        try:
+            data = self._redacted_json(response)
+        except (ValueError, UnicodeDecodeError):
+            raise ProviderError(
+                self.redact(
+                    f"{self.provider} returned HTTP {status} from {shown_url} with a body "
+                    f"that is not JSON: {self.redact(response.text)[:200]!r}"
+                ),
+                provider=self.provider,
+                status_code=status,
+                attempts=attempts,
+            ) from None
+        return ProviderResponse(
+            status_code=status,
+            data=data,
+            headers=redact_data(dict(response.headers)),
+            attempts=attempts,
+            latency_seconds=self._clock() - started,
+        )
 
     def _redacted_json(self, response: httpx.Response) -> Any:
         """The parsed body with every secret removed from its strings.

@@ -8,22 +8,11 @@ run, so that the two prompt versions can be compared side by side.
 
 from __future__ import annotations
 
-from docevals_mlflow.quickstart.documents import (
-    SCHEMA_YAML,
-    DocumentSet,
-    Invoice,
-    generate_invoices,
-    render_pdf,
-    write_document_set,
-)
-from docevals_mlflow.quickstart.run import (
-    PROMPTS,
-    PromptVersion,
-    QuickstartResult,
-    VersionResult,
-    run_quickstart,
-    simulate_extraction,
-)
+from docevals_mlflow.quickstart.documents import SCHEMA_YAML, DocumentSet, write_document_set
+from docevals_mlflow.quickstart.invoices import Invoice, generate_invoices
+from docevals_mlflow.quickstart.pdf import render_pdf
+from docevals_mlflow.quickstart.run import QuickstartResult, VersionResult, run_quickstart
+from docevals_mlflow.quickstart.simulation import PROMPTS, PromptVersion, simulate_extraction
 
 __all__ = [
     "PROMPTS",

@@ -15,7 +15,13 @@ from docevals_mlflow.core.diagnostics import (
     DisagreementBudget,
     ReviewBudget,
 )
-from docevals_mlflow.core.formatting import count_text, metric_text, percent_text, score_text
+from docevals_mlflow.core.formatting import (
+    count_text,
+    level_text,
+    metric_text,
+    percent_text,
+    score_text,
+)
 from docevals_mlflow.diagnostics.cascades import cascade_sankey
 from docevals_mlflow.reports.html import Page, figure_layout, html_cards, html_note, html_table
 
@@ -54,7 +60,7 @@ def review_curve_figure(review: ReviewBudget, *, title: str, unit: str) -> go.Fi
                 mode="markers",
                 marker={"size": 10, "color": CURVE_COLOUR},
                 hovertext=[
-                    f"{point.budget:.0%} budget: {point.reviewed} {unit}, "
+                    f"{level_text(point.budget)} budget: {point.reviewed} {unit}, "
                     f"{count_text(point.errors_caught)} of {review.errors} errors"
                     for point in review.budgets
                 ],
@@ -93,7 +99,7 @@ def add_calibration(page: Page, calibration: ConfidenceCalibration | Mapping[str
         ("ECE", metric_text(overall.ece)),
     ]
     cards += [
-        (f"Errors caught at {point.budget:.0%}", percent_text(point.error_capture))
+        (f"Errors caught at {level_text(point.budget)}", percent_text(point.error_capture))
         for point in calibration.review.budgets
     ]
     page.add(html_cards(cards))

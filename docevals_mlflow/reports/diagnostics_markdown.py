@@ -12,7 +12,13 @@ from docevals_mlflow.core.diagnostics import (
     DisagreementBudget,
     ReviewBudget,
 )
-from docevals_mlflow.core.formatting import count_text, metric_text, percent_text, score_text
+from docevals_mlflow.core.formatting import (
+    count_text,
+    level_text,
+    metric_text,
+    percent_text,
+    score_text,
+)
 from docevals_mlflow.core.reports import EvaluationReport, SuiteReport
 from docevals_mlflow.reports.markdown import table
 
@@ -145,7 +151,7 @@ def budget_lines(review: ReviewBudget, *, unit: str) -> list[str]:
         ["Review budget", f"{unit.capitalize()} reviewed", "Errors caught", "Error capture"],
         (
             (
-                f"{point.budget:.0%}",
+                level_text(point.budget),
                 point.reviewed,
                 count_text(point.errors_caught),
                 percent_text(point.error_capture),
@@ -164,7 +170,7 @@ def budget_lines(review: ReviewBudget, *, unit: str) -> list[str]:
         ["Target", "Threshold", "Review rate", "Error capture"],
         (
             (
-                f"{point.target:.0%}",
+                level_text(point.target),
                 # Four decimals, not a score's two: rounding a threshold moves which
                 # items "confidence <= threshold" selects.
                 metric_text(point.threshold),

@@ -14,11 +14,8 @@ from docevals_mlflow.core.model import input_error_from_validation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.errors import DocEvalsError
-from docevals_mlflow.reports.markdown import (
-    render_case_markdown,
-    render_pipeline_markdown,
-    render_suite_markdown,
-)
+from docevals_mlflow.reports.case_markdown import render_case_markdown, render_pipeline_markdown
+from docevals_mlflow.reports.suite_markdown import render_suite_markdown
 
 AnyReport = EvaluationReport | PipelineEvaluationReport | SuiteReport
 _ADAPTER: TypeAdapter[AnyReport] = TypeAdapter(Annotated[AnyReport, Field(discriminator="kind")])

@@ -9,6 +9,8 @@ HTML-escaped, since plotly renders labels as a small HTML dialect.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import plotly.graph_objects as go
 
 from docevals_mlflow.core.formatting import metric_text, percent_text
@@ -20,6 +22,31 @@ from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 MAX_HEATMAP_LABELS = 80
 """Classes drawn (the most frequent ones); the JSON report has the full matrix."""
 MAX_LABEL_CHARS = 40
+
+
+def _row_shares(
+    confusion: ConfusionMatrix, keep: Sequence[int], cells: Sequence[Sequence[int]]
+) -> list[list[float]]:
+    """Each drawn cell as a share of its expected class's pages (all of them, drawn
+    or not), so a row's colours do not change when classes are left out."""
+    shares = []
+    for i, row in zip(keep, cells, strict=True):
+        total = sum(confusion.counts[i])
+        shares.append([value / total if total else 0.0 for value in row])
+    return shares
+
+
+def _hover(
+    names: Sequence[str], cells: Sequence[Sequence[int]], shares: Sequence[Sequence[float]]
+) -> list[list[str]]:
+    return [
+        [
+            f"expected {names[r]}<br>predicted {names[c]}<br>{cells[r][c]} pages"
+            f" ({percent_text(shares[r][c])} of expected {names[r]})"
+            for c in range(len(names))
+        ]
+        for r in range(len(names))
+    ]
 
 
 def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
@@ -37,18 +64,7 @@ def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
         (MISSING_LABEL_TEXT if label is None else label for label in shown), MAX_LABEL_CHARS
     )
     cells = [[counts[i][j] for j in keep] for i in keep]
-    shares = []
-    for i, row in zip(keep, cells, strict=True):
-        total = sum(counts[i])
-        shares.append([value / total if total else 0.0 for value in row])
-    hover = [
-        [
-            f"expected {names[r]}<br>predicted {names[c]}<br>{cells[r][c]} pages"
-            f" ({percent_text(shares[r][c])} of expected {names[r]})"
-            for c in range(len(keep))
-        ]
-        for r in range(len(keep))
-    ]
+    shares = _row_shares(confusion, keep, cells)
     figure = go.Figure(
         go.Heatmap(
             z=shares,
@@ -56,7 +72,7 @@ def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
             y=names,
             text=cells,
             texttemplate="%{text}",
-            hovertext=hover,
+            hovertext=_hover(names, cells, shares),
             hoverinfo="text",
             colorscale="Blues",
             zmin=0,

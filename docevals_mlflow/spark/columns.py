@@ -42,49 +42,17 @@ def result_schema() -> Any:
     import pyarrow as pa
 
     count = pa.int64()
+    described = _template_fields(pa)
     cell = pa.struct(
         [
-            ("position", pa.int32()),
-            ("template", pa.string()),
-            ("label", pa.string()),
-            ("method", pa.string()),
-            ("threshold", pa.float64()),
-            ("discovered", pa.bool_()),
-            ("kind", pa.string()),
+            *described,
             ("apart", pa.bool_()),
             *((name, count) for name in CELLS),
             ("undecided", count),
             ("unparsed", count),
         ]
     )
-    item = pa.struct(
-        [
-            ("position", pa.int32()),
-            ("template", pa.string()),
-            ("label", pa.string()),
-            ("method", pa.string()),
-            ("threshold", pa.float64()),
-            ("discovered", pa.bool_()),
-            ("kind", pa.string()),
-            *((name, count) for name in ITEMS),
-        ]
-    )
-    row = pa.struct(
-        [
-            ("path", pa.string()),
-            ("template", pa.string()),
-            ("method", pa.string()),
-            ("threshold", pa.float64()),
-            ("expected", pa.string()),
-            ("actual", pa.string()),
-            ("score", pa.float64()),
-            ("outcome", pa.string()),
-            ("matched", pa.bool_()),
-            ("confidence", pa.float64()),
-            ("discovered", pa.bool_()),
-            ("reason", pa.string()),
-        ]
-    )
+    item = pa.struct([*described, *((name, count) for name in ITEMS)])
     return pa.schema(
         [
             ("_order", count),
@@ -98,10 +66,43 @@ def result_schema() -> Any:
             ("_f1_den", count),
             ("_cells", pa.list_(cell)),
             ("_items", pa.list_(item)),
-            ("rows", pa.list_(row)),
+            ("rows", pa.list_(_row_type(pa))),
             ("_reasons", pa.list_(pa.string())),
             ("_invalid", pa.string()),
             ("_error", pa.string()),
+        ]
+    )
+
+
+def _template_fields(pa: Any) -> list[tuple[str, Any]]:
+    """How a field or list template is described in a document's cells or items."""
+    return [
+        ("position", pa.int32()),
+        ("template", pa.string()),
+        ("label", pa.string()),
+        ("method", pa.string()),
+        ("threshold", pa.float64()),
+        ("discovered", pa.bool_()),
+        ("kind", pa.string()),
+    ]
+
+
+def _row_type(pa: Any) -> Any:
+    """One report row of a document."""
+    return pa.struct(
+        [
+            ("path", pa.string()),
+            ("template", pa.string()),
+            ("method", pa.string()),
+            ("threshold", pa.float64()),
+            ("expected", pa.string()),
+            ("actual", pa.string()),
+            ("score", pa.float64()),
+            ("outcome", pa.string()),
+            ("matched", pa.bool_()),
+            ("confidence", pa.float64()),
+            ("discovered", pa.bool_()),
+            ("reason", pa.string()),
         ]
     )
 

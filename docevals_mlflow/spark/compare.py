@@ -235,16 +235,14 @@ def compare_documents_spark(
         ConfigurationError: SEMANTIC or LLM fields (their providers live in one
             process), or a schema that cannot be compiled.
     """
+    # Why long: the public signature's 17 documented keyword arguments; the body only
+    # forwards them.
+    columns = (id_col, expected_col, predicted_col, class_col, confidence_col)
+    names = column_roles(*columns, explainability_col, order_col)
     return _compare(
         df,
         schema,
-        id_col=id_col,
-        expected_col=expected_col,
-        predicted_col=predicted_col,
-        class_col=class_col,
-        confidence_col=confidence_col,
-        explainability_col=explainability_col,
-        order_col=order_col,
+        names,
         keep_rows=keep_rows,
         chunk_size=chunk_size,
         expected_only=expected_only,
@@ -256,10 +254,7 @@ def compare_documents_spark(
     )
 
 
-def _compare(
-    df: DataFrame,
-    schema: DocumentSchema | None,
-    *,
+def column_roles(
     id_col: str,
     expected_col: str,
     predicted_col: str,
@@ -267,6 +262,24 @@ def _compare(
     confidence_col: str | None,
     explainability_col: str | None,
     order_col: str | None,
+) -> dict[str, str | None]:
+    """Each input role's column (``None``: not given); ``_order`` orders documents."""
+    return {
+        "id": id_col,
+        "expected": expected_col,
+        "predicted": predicted_col,
+        "class": class_col,
+        "confidence": confidence_col,
+        "explainability": explainability_col,
+        "_order": order_col,
+    }
+
+
+def _compare(
+    df: DataFrame,
+    schema: DocumentSchema | None,
+    names: dict[str, str | None],
+    *,
     keep_rows: bool,
     chunk_size: int,
     expected_only: Iterable[str],
@@ -277,11 +290,10 @@ def _compare(
     shape_mismatch: ShapeMismatchPolicy,
     locate: Locate | None = None,
 ) -> SparkFieldComparison:
-    """:func:`compare_documents_spark`; ``locate`` says where wrong-shaped documents
-    sit in their input (when it is a file: ``compare_files_spark``)."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
+    """:func:`compare_documents_spark` of the columns ``names`` (role → column, see
+    :func:`column_roles`); ``locate`` says where wrong-shaped documents sit in their
+    input (when it is a file: ``compare_files_spark``)."""
+    order_col = names["_order"]
     given = schema  # what the run records as specs/schema.json (none when inferred)
     schema = schema if schema is not None else DocumentSchema(schema_id="inferred")
     check_deterministic(schema, "Spark")
@@ -294,60 +306,17 @@ def _compare(
         discovered=discovered,
         shape_mismatch=shape_mismatch,
     )
-    names = {
-        "id": id_col,
-        "expected": expected_col,
-        "predicted": predicted_col,
-        "class": class_col,
-        "confidence": confidence_col,
-        "explainability": explainability_col,
-        "_order": order_col,
-    }
-    missing = [name for name in names.values() if name is not None and name not in df.columns]
-    if missing:
-        raise InputError(
-            f"no column {', '.join(map(repr, missing))} in the DataFrame",
-            expected=f"one of {', '.join(df.columns)}",
-        )
-    inputs = df.select(
-        (F.col(order_col) if order_col else F.monotonically_increasing_id()).alias("_order"),
-        F.col(id_col).cast("string").alias("id"),
-        (F.col(class_col).cast("string") if class_col else F.lit(None).cast("string")).alias(
-            "class"
-        ),
-        _json_text(df, expected_col).alias("expected"),
-        _json_text(df, predicted_col).alias("predicted"),
-        _json_text(df, confidence_col).alias("confidence"),
-        _json_text(df, explainability_col).alias("explainability"),
-    )
-    assert tuple(inputs.columns) == INPUT_COLUMNS
-    settings = ExecutorSettings(
+    executors = ExecutorSettings(
         schema=schema,
         key=comparer.key,
         chunk_size=chunk_size,
         columns={role: name for role, name in names.items() if name is not None},
     )
-    with quiet_pandas_check():
-        results = inputs.mapInArrow(
-            partial(compare_batches, settings=settings), spark_ddl(result_schema())
-        ).persist(StorageLevel.MEMORY_AND_DISK)
+    results = _run_executors(_select_inputs(df, names), executors)
     try:
-        check = check_results(results)
-        if check.failure is not None:
-            raise check.failure
-        batch = SparkBatchComparison(
-            schema_id=schema.schema_id,
-            schema_version=schema.version,
-            schema_sha256=schema.sha256,
-            expected_only=list(expected_only),
-            predicted_only=list(predicted_only),
-            settings=comparison_settings(list_pairing, discovered, shape_mismatch),
-        )
-        if check.invalid:
-            batch.invalid_documents = check.invalid
-            batch.invalid_examples = invalid_examples(results, locate)
-            # Every document is compared by now, as on one machine before it raises.
-            check_shapes(batch, shape_mismatch)
+        settings = comparison_settings(list_pairing, discovered, shape_mismatch)
+        batch = SparkBatchComparison.empty(schema, expected_only, predicted_only, settings)
+        _check(results, batch, shape_mismatch, locate)
         aggregate(results, batch, ordered=order_col is None, collect_documents=collect_documents)
     except BaseException:
         results.unpersist()
@@ -359,3 +328,60 @@ def _compare(
         ordered=order_col is None,
         schema=given,
     )
+
+
+def _select_inputs(df: DataFrame, names: dict[str, str | None]) -> DataFrame:
+    """The DataFrame's columns in the executors' layout (:data:`INPUT_COLUMNS`), by
+    role (``names``: role → the caller's column, ``None`` when not given)."""
+    from pyspark.sql import functions as F
+
+    missing = [name for name in names.values() if name is not None and name not in df.columns]
+    if missing:
+        raise InputError(
+            f"no column {', '.join(map(repr, missing))} in the DataFrame",
+            expected=f"one of {', '.join(df.columns)}",
+        )
+    order_col, class_col, id_col = names["_order"], names["class"], names["id"]
+    assert id_col is not None
+    inputs = df.select(
+        (F.col(order_col) if order_col else F.monotonically_increasing_id()).alias("_order"),
+        F.col(id_col).cast("string").alias("id"),
+        (F.col(class_col).cast("string") if class_col else F.lit(None).cast("string")).alias(
+            "class"
+        ),
+        _json_text(df, names["expected"]).alias("expected"),
+        _json_text(df, names["predicted"]).alias("predicted"),
+        _json_text(df, names["confidence"]).alias("confidence"),
+        _json_text(df, names["explainability"]).alias("explainability"),
+    )
+    assert tuple(inputs.columns) == INPUT_COLUMNS
+    return inputs
+
+
+def _check(
+    results: DataFrame,
+    batch: SparkBatchComparison,
+    shape_mismatch: ShapeMismatchPolicy,
+    locate: Locate | None,
+) -> None:
+    """Raise the first document's error, as one machine would; record (or raise
+    for) documents whose ground truth has the wrong shape."""
+    check = check_results(results)
+    if check.failure is not None:
+        raise check.failure
+    if check.invalid:
+        batch.invalid_documents = check.invalid
+        batch.invalid_examples = invalid_examples(results, locate)
+        # Every document is compared by now, as on one machine before it raises.
+        check_shapes(batch, shape_mismatch)
+
+
+def _run_executors(inputs: DataFrame, settings: ExecutorSettings) -> DataFrame:
+    """The per-document results of the executors' comparison, cached because the
+    aggregation reads them several times."""
+    from pyspark import StorageLevel
+
+    with quiet_pandas_check():
+        return inputs.mapInArrow(
+            partial(compare_batches, settings=settings), spark_ddl(result_schema())
+        ).persist(StorageLevel.MEMORY_AND_DISK)

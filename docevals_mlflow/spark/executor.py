@@ -23,7 +23,7 @@ from docevals_mlflow.fields.leaves import expand_row
 from docevals_mlflow.fields.processes import ComparerKey, cached_comparer
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.fields.shapes import invalid_example
-from docevals_mlflow.fields.state import ROW_FIELDS
+from docevals_mlflow.fields.state import ROW_FIELDS, Row
 from docevals_mlflow.spark.columns import CELLS, ITEMS, METRICS, result_schema
 
 
@@ -147,8 +147,6 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
     # The document's figures: discovered fields left out of them are not counted.
     counts = document.counts
     tp, fp, fn = counts.tp, counts.fa + counts.fd, counts.fn
-    infos = document.fields
-    included = document.include_discovered
     row: dict[str, Any] = {
         "_order": order,
         "id": document.id,
@@ -159,35 +157,8 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
         **counts.metrics(),
         "_f1_num": 2 * tp,
         "_f1_den": 2 * tp + fp + fn,
-        "_cells": [
-            {
-                "position": position,
-                "template": template,
-                "label": infos[template].label,
-                "method": infos[template].method,
-                "threshold": infos[template].threshold,
-                "discovered": infos[template].discovered,
-                "kind": infos[template].kind,
-                "apart": infos[template].discovered and not included,
-                **dict(zip(CELLS, cells, strict=True)),
-                "undecided": document.undecided.get(template, 0),
-                "unparsed": document.unparsed.get(template, 0),
-            }
-            for position, (template, cells) in enumerate(document.cells.items())
-        ],
-        "_items": [
-            {
-                "position": position,
-                "template": template,
-                "label": infos[template].label,
-                "method": infos[template].method,
-                "threshold": infos[template].threshold,
-                "discovered": infos[template].discovered,
-                "kind": infos[template].kind,
-                **dict(zip(ITEMS, item_counts, strict=True)),
-            }
-            for position, (template, item_counts) in enumerate(document.items.items())
-        ],
+        "_cells": _cells(document),
+        "_items": _items(document),
         "_reasons": list(document.undecided_reasons),
     }
     if document.invalid:
@@ -195,15 +166,59 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
         # it sits in its input is filled in on the driver, for the few it reports.
         row["_invalid"] = _json(invalid_example(document))
     if document.rows is not None:
-        rows = []
-        for compact in document.rows:
-            record = dict(zip(ROW_FIELDS, expand_row(compact), strict=True))
-            record["expected"] = _json(record["expected"])
-            record["actual"] = _json(record["actual"])
-            record["matched"] = record["outcome"] in ("TP", "TN")
-            rows.append(record)
-        row["rows"] = rows
+        row["rows"] = _rows(document.rows)
     return row
+
+
+def _cells(document: DocumentComparison) -> list[dict[str, Any]]:
+    """The document's cells per field template, with how each is compared."""
+    infos, included = document.fields, document.include_discovered
+    return [
+        {
+            "position": position,
+            "template": template,
+            "label": infos[template].label,
+            "method": infos[template].method,
+            "threshold": infos[template].threshold,
+            "discovered": infos[template].discovered,
+            "kind": infos[template].kind,
+            "apart": infos[template].discovered and not included,
+            **dict(zip(CELLS, cells, strict=True)),
+            "undecided": document.undecided.get(template, 0),
+            "unparsed": document.unparsed.get(template, 0),
+        }
+        for position, (template, cells) in enumerate(document.cells.items())
+    ]
+
+
+def _items(document: DocumentComparison) -> list[dict[str, Any]]:
+    """The document's item counts per list template, with how each is compared."""
+    infos = document.fields
+    return [
+        {
+            "position": position,
+            "template": template,
+            "label": infos[template].label,
+            "method": infos[template].method,
+            "threshold": infos[template].threshold,
+            "discovered": infos[template].discovered,
+            "kind": infos[template].kind,
+            **dict(zip(ITEMS, item_counts, strict=True)),
+        }
+        for position, (template, item_counts) in enumerate(document.items.items())
+    ]
+
+
+def _rows(compact_rows: list[Row]) -> list[dict[str, Any]]:
+    """The document's report rows, values as JSON text."""
+    rows = []
+    for compact in compact_rows:
+        record = dict(zip(ROW_FIELDS, expand_row(compact), strict=True))
+        record["expected"] = _json(record["expected"])
+        record["actual"] = _json(record["actual"])
+        record["matched"] = record["outcome"] in ("TP", "TN")
+        rows.append(record)
+    return rows
 
 
 __all__ = ["METRICS", "ExecutorSettings", "compare_batches"]

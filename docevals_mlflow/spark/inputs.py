@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from docevals_mlflow.errors import DocEvalsError, InputError, InputFileNotFoundError
-from docevals_mlflow.fields.inputs import _jsonl_record
 from docevals_mlflow.fields.parquet_inputs import is_parquet
+from docevals_mlflow.fields.records import jsonl_record
 from docevals_mlflow.fields.schema import ListPairing
 from docevals_mlflow.fields.shapes import DiscoveredPolicy, ShapeMismatchPolicy
 from docevals_mlflow.spark.aggregate import rebuild_error
@@ -62,7 +62,7 @@ def _parse_lines(batches: Iterator[Any], *, source: str) -> Iterator[Any]:
         for order, line in zip(columns["_order"], columns["value"], strict=True):
             try:
                 # Line 0: the real number is counted on the driver, and only for an error.
-                record = _jsonl_record(
+                record = jsonl_record(
                     line.removeprefix("\ufeff").encode("utf-8"), source=source, line=0
                 )
             except DocEvalsError as exc:
@@ -252,7 +252,7 @@ def check_side(side: SideFrame) -> None:
         assert text is not None
         raw = text["value"].removeprefix("\ufeff").encode("utf-8")
         # The same check again, now with the line number: the same error as one machine.
-        _jsonl_record(raw, source=str(side.path), line=line)
+        jsonl_record(raw, source=str(side.path), line=line)
         raise rebuild_error(json.loads(failed["_error"]))  # pragma: no cover - raised above
 
 
@@ -328,7 +328,7 @@ def compare_files_spark(
     comparison settings of :func:`~docevals_mlflow.compare_documents`. Documents
     whose ground truth has the wrong shape are placed in the expected input (file,
     line or row), as one machine places them."""
-    from docevals_mlflow.spark.compare import CHUNK_SIZE, _compare
+    from docevals_mlflow.spark.compare import CHUNK_SIZE, _compare, column_roles
 
     pairs = pair_sides(spark, expected, predicted)
     side = pairs.expected_side
@@ -336,16 +336,13 @@ def compare_files_spark(
     def locate(documents: Sequence[tuple[int, str]]) -> list[tuple[str | None, str | None]]:
         return [(str(side.path), place) for place in _places(side, documents)]
 
+    names = column_roles(
+        "id", "expected", "predicted", "class", "confidence", "explainability", "_order"
+    )
     return _compare(
         pairs.frame,
         schema,
-        id_col="id",
-        expected_col="expected",
-        predicted_col="predicted",
-        class_col="class",
-        confidence_col="confidence",
-        explainability_col="explainability",
-        order_col="_order",
+        names,
         keep_rows=keep_rows,
         chunk_size=CHUNK_SIZE,
         expected_only=pairs.expected_only,

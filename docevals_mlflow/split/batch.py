@@ -16,7 +16,8 @@ from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.classes import class_report, merged_cells
 from docevals_mlflow.split.evaluate import evaluate_packets
 from docevals_mlflow.split.graded import FIGURES
-from docevals_mlflow.split.models import SplitPacket, packet_from_data
+from docevals_mlflow.split.models import SplitPacket
+from docevals_mlflow.split.packet_forms import packet_from_data
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 from docevals_mlflow.split.scores import detection, mean, ratio
 

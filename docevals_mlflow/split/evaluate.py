@@ -10,7 +10,8 @@ from docevals_mlflow.split.boundaries import packet_boundaries
 from docevals_mlflow.split.classes import packet_classes
 from docevals_mlflow.split.graded import packet_graded
 from docevals_mlflow.split.matching import packet_matching
-from docevals_mlflow.split.models import SplitPacket, packet_from_data
+from docevals_mlflow.split.models import SplitPacket
+from docevals_mlflow.split.packet_forms import packet_from_data
 from docevals_mlflow.split.report import PacketSplitReport
 from docevals_mlflow.split.seed_metrics import page_level_details, split_details
 

@@ -26,7 +26,7 @@ pages.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -100,6 +100,42 @@ def clustering_by_packet(
     once from one sparse contingency table. A packet without pages gets 1s (the
     caller leaves such packets undefined).
     """
+    table = _contingency(left, right, owner, packets)
+    homogeneity, completeness = _entropy_scores(table, packets)
+    both = homogeneity + completeness
+    v_measure = _divide(2 * homogeneity * completeness, both)
+    rand, adjusted = _rand_scores(table, packets)
+    return {
+        "homogeneity": homogeneity,
+        "completeness": completeness,
+        "v_measure": v_measure,
+        "rand_index": rand,
+        "adjusted_rand_index": adjusted,
+    }
+
+
+class _Contingency(NamedTuple):
+    """The non-zero cells of a batch's (expected label, predicted label) table."""
+
+    size: FloatArray
+    """Pages per packet."""
+    rows: IntArray
+    """Pages per expected label."""
+    cols: IntArray
+    """Pages per predicted label."""
+    row_owner: IntArray
+    col_owner: IntArray
+    width: int
+    present: IntArray
+    """The non-zero cells, as ``row * width + col``."""
+    cells: FloatArray
+    """Pages in each of them."""
+    cell_owner: IntArray
+    used_rows: IntArray
+    used_cols: IntArray
+
+
+def _contingency(left: IntArray, right: IntArray, owner: IntArray, packets: int) -> _Contingency:
     size = np.bincount(owner, minlength=packets).astype(np.float64)
     rows, cols = np.bincount(left), np.bincount(right)
     row_owner = np.zeros(rows.size, dtype=np.int64)
@@ -116,13 +152,34 @@ def clustering_by_packet(
         present, counts = np.unique(codes, return_counts=True)
         cells = counts.astype(np.float64)
     cell_owner = row_owner[present // width]
+    used_rows, used_cols = np.flatnonzero(rows), np.flatnonzero(cols)
+    return _Contingency(
+        size,
+        rows,
+        cols,
+        row_owner,
+        col_owner,
+        width,
+        present,
+        cells,
+        cell_owner,
+        used_rows,
+        used_cols,
+    )
+
+
+def _entropy_scores(table: _Contingency, packets: int) -> tuple[FloatArray, FloatArray]:
+    """Homogeneity and completeness per packet."""
+    rows, cols, present, width = table.rows, table.cols, table.present, table.width
+    cells, cell_owner, size = table.cells, table.cell_owner, table.size
+    used_rows, used_cols = table.used_rows, table.used_cols
+    row_owner, col_owner = table.row_owner, table.col_owner
     cell_total = size[cell_owner]
     # Mutual information over the non-zero cells: sum n_ij/N log(n_ij N / (a_i b_j)).
     expected = rows[present // width].astype(np.float64) * cols[present % width]
     information = _sum_by(
         cell_owner, cells / cell_total * np.log(cells * cell_total / expected), packets
     )
-    used_rows, used_cols = np.flatnonzero(rows), np.flatnonzero(cols)
     row_share = rows[used_rows] / size[row_owner[used_rows]]
     col_share = cols[used_cols] / size[col_owner[used_cols]]
     left_entropy = _sum_by(row_owner[used_rows], -row_share * np.log(row_share), packets)
@@ -144,16 +201,20 @@ def clustering_by_packet(
         1.0,
         _divide(information, right_entropy),
     )
-    both = homogeneity + completeness
-    v_measure = _divide(2 * homogeneity * completeness, both)
+    return homogeneity, completeness
+
+
+def _rand_scores(table: _Contingency, packets: int) -> tuple[FloatArray, FloatArray]:
+    """Rand and adjusted Rand index per packet."""
+    used_rows, used_cols = table.used_rows, table.used_cols
 
     def pairs(counts: FloatArray, counts_owner: IntArray) -> FloatArray:
         return _sum_by(counts_owner, counts * (counts - 1) / 2, packets)
 
-    together = pairs(cells, cell_owner)
-    left_together = pairs(rows[used_rows].astype(np.float64), row_owner[used_rows])
-    right_together = pairs(cols[used_cols].astype(np.float64), col_owner[used_cols])
-    pair_count = size * (size - 1) / 2
+    together = pairs(table.cells, table.cell_owner)
+    left_together = pairs(table.rows[used_rows].astype(np.float64), table.row_owner[used_rows])
+    right_together = pairs(table.cols[used_cols].astype(np.float64), table.col_owner[used_cols])
+    pair_count = table.size * (table.size - 1) / 2
     apart = pair_count - left_together - right_together + together
     rand = np.where(pair_count == 0, 1.0, _divide(together + apart, pair_count))
     chance = _divide(left_together * right_together, pair_count)
@@ -164,13 +225,7 @@ def clustering_by_packet(
         (left_together == right_together) & ((left_together == 0) | (left_together == pair_count))
     )
     adjusted = np.where(trivial, 1.0, _divide(together - chance, best - chance))
-    return {
-        "homogeneity": homogeneity,
-        "completeness": completeness,
-        "v_measure": v_measure,
-        "rand_index": rand,
-        "adjusted_rand_index": adjusted,
-    }
+    return rand, adjusted
 
 
 def clustering_scores(left: IntArray, right: IntArray) -> dict[str, float]:

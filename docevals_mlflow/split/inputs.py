@@ -30,7 +30,8 @@ from docevals_mlflow.core.datafiles import (
     read_bytes_file,
 )
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.split.models import Side, SplitPacket, packet_from_data
+from docevals_mlflow.split.models import Side, SplitPacket
+from docevals_mlflow.split.packet_forms import packet_from_data
 
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 

@@ -24,7 +24,7 @@ without pages pair only with each other (overlap 1 when both are empty).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -163,8 +163,65 @@ def assign(rows: IntArray, cols: IntArray, weights: FloatArray) -> IntArray:
 
 def packet_matching(alignment: Alignment) -> list[dict[str, Any]]:
     """The :class:`MatchingScores` dict of every packet of a batch."""
+    pairs = _pair_sections(alignment)
+    details, exact, ordered, section_iou = _section_details(alignment, pairs)
     left, right = alignment.expected, alignment.predicted
     packets = alignment.packets
+    owner_left, owner_right = left.section_packet, right.section_packet
+    expected_count = np.bincount(owner_left, minlength=packets).tolist()
+    predicted_count = np.bincount(owner_right, minlength=packets).tolist()
+    exact_count = per_packet(exact, owner_left, packets).tolist()
+    ordered_count = per_packet(ordered, owner_left, packets).tolist()
+    iou_total = np.bincount(owner_left, weights=section_iou, minlength=packets).tolist()
+    split_count = per_packet(pairs.fragments > 1, owner_left, packets).tolist()
+    merged_count = per_packet(pairs.covered > 1, owner_right, packets).tolist()
+    left_start = left.section_start.tolist()
+    unpaired = [
+        section.section_id
+        for section, taken in zip(right.sections, pairs.paired.tolist(), strict=True)
+        if not taken
+    ]
+    unpaired_owner = owner_right[~pairs.paired]
+    unpaired_cut = np.searchsorted(unpaired_owner, np.arange(packets + 1)).tolist()
+    out = []
+    for i in range(packets):
+        total, guessed, hits = expected_count[i], predicted_count[i], exact_count[i]
+        out.append(
+            {
+                "expected_sections": total,
+                "predicted_sections": guessed,
+                "exact": detection(hits, guessed - hits, total - hits),
+                "ordered": detection(
+                    ordered_count[i], guessed - ordered_count[i], total - ordered_count[i]
+                ),
+                "mean_iou": ratio(iou_total[i], total),
+                "split_sections": split_count[i],
+                "merged_sections": merged_count[i],
+                "section_details": details[left_start[i] : left_start[i + 1]],
+                "unpaired_predicted": unpaired[unpaired_cut[i] : unpaired_cut[i + 1]],
+            }
+        )
+    return out
+
+
+class _Pairs(NamedTuple):
+    """The one-to-one pairing of a batch's sections, as candidate edges."""
+
+    cols: IntArray
+    shared: IntArray
+    iou: FloatArray
+    partner: IntArray
+    """Per expected section, the index of its picked edge (-1: unpaired)."""
+    paired: npt.NDArray[np.bool_]
+    """Per predicted section, whether it was paired."""
+    fragments: IntArray
+    """Per expected section, how many predicted sections share a page with it."""
+    covered: IntArray
+    """Per predicted section, how many expected sections share a page with it."""
+
+
+def _pair_sections(alignment: Alignment) -> _Pairs:
+    left, right = alignment.expected, alignment.predicted
     rows, cols, shared = _edges(alignment)
     fragments = np.bincount(rows, minlength=left.section_count)
     covered = np.bincount(cols, minlength=right.section_count)
@@ -180,10 +237,22 @@ def packet_matching(alignment: Alignment) -> list[dict[str, Any]]:
     partner[rows[picked]] = picked
     paired = np.zeros(right.section_count, dtype=bool)
     paired[cols[picked]] = True
+    return _Pairs(cols, shared, iou, partner, paired, fragments, covered)
 
-    edge_of = partner.tolist()
-    cols_list, iou_list, shared_list = cols.tolist(), iou.tolist(), shared.tolist()
-    fragments_list = fragments.tolist()
+
+def _section_details(
+    alignment: Alignment, pairs: _Pairs
+) -> tuple[list[dict[str, Any]], npt.NDArray[np.bool_], npt.NDArray[np.bool_], FloatArray]:
+    """Each expected section's :class:`SectionMatch` dict, and per expected section
+    whether it matched exactly, in order, and its IoU."""
+    left, right = alignment.expected, alignment.predicted
+    edge_of = pairs.partner.tolist()
+    cols_list, iou_list, shared_list = (
+        pairs.cols.tolist(),
+        pairs.iou.tolist(),
+        pairs.shared.tolist(),
+    )
+    fragments_list = pairs.fragments.tolist()
     details: list[dict[str, Any]] = []
     exact = np.zeros(left.section_count, dtype=bool)
     ordered = np.zeros(left.section_count, dtype=bool)
@@ -216,42 +285,7 @@ def packet_matching(alignment: Alignment) -> list[dict[str, Any]]:
             )
             exact[index], ordered[index], section_iou[index] = is_exact, is_ordered, pair_iou
         details.append(row)
-
-    owner_left, owner_right = left.section_packet, right.section_packet
-    expected_count = np.bincount(owner_left, minlength=packets).tolist()
-    predicted_count = np.bincount(owner_right, minlength=packets).tolist()
-    exact_count = per_packet(exact, owner_left, packets).tolist()
-    ordered_count = per_packet(ordered, owner_left, packets).tolist()
-    iou_total = np.bincount(owner_left, weights=section_iou, minlength=packets).tolist()
-    split_count = per_packet(fragments > 1, owner_left, packets).tolist()
-    merged_count = per_packet(covered > 1, owner_right, packets).tolist()
-    left_start = left.section_start.tolist()
-    unpaired = [
-        section.section_id
-        for section, taken in zip(right.sections, paired.tolist(), strict=True)
-        if not taken
-    ]
-    unpaired_owner = owner_right[~paired]
-    unpaired_cut = np.searchsorted(unpaired_owner, np.arange(packets + 1)).tolist()
-    out = []
-    for i in range(packets):
-        total, guessed, hits = expected_count[i], predicted_count[i], exact_count[i]
-        out.append(
-            {
-                "expected_sections": total,
-                "predicted_sections": guessed,
-                "exact": detection(hits, guessed - hits, total - hits),
-                "ordered": detection(
-                    ordered_count[i], guessed - ordered_count[i], total - ordered_count[i]
-                ),
-                "mean_iou": ratio(iou_total[i], total),
-                "split_sections": split_count[i],
-                "merged_sections": merged_count[i],
-                "section_details": details[left_start[i] : left_start[i + 1]],
-                "unpaired_predicted": unpaired[unpaired_cut[i] : unpaired_cut[i + 1]],
-            }
-        )
-    return out
+    return details, exact, ordered, section_iou
 
 
 __all__ = ["MatchingScores", "SectionMatch", "assign", "packet_matching"]

@@ -4,7 +4,7 @@ scores (precision, recall, F1 from TP/FP/FN) and means that skip undefined value
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Self
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -60,11 +60,6 @@ class Detection(ReportPart):
     precision: float | None
     recall: float | None
     f1: float | None
-
-    @classmethod
-    def from_counts(cls, tp: int, fp: int, fn: int) -> Self:
-        """Scores computed from the three counts."""
-        return cls.model_validate(detection(tp, fp, fn))
 
 
 __all__ = ["Detection", "ReportPart", "detection", "mean", "ratio"]

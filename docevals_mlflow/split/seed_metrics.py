@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from docevals_mlflow.split.alignment import ABSENT, Alignment, align, per_packet
-from docevals_mlflow.split.models import SplitPacket, packet_from_data
+from docevals_mlflow.split.models import SplitPacket
+from docevals_mlflow.split.packet_forms import packet_from_data
 from docevals_mlflow.split.scores import ReportPart
 
 MISSING_CLASS = "Missing"

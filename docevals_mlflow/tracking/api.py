@@ -86,7 +86,7 @@ def log_evaluation_report(
     options: RunOptions | None = None,
 ) -> LoggedRun:
     """Log a case, pipeline or suite report as a run (see
-    :func:`~docevals_mlflow.tracking.layout.layout_evaluation`).
+    :func:`~docevals_mlflow.tracking.evaluation_layout.layout_evaluation`).
 
     ``stage_reports`` are the stages behind a suite report. ``datasets`` are the
     registered ground-truth datasets the evaluation used

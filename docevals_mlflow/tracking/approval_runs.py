@@ -34,6 +34,7 @@ from docevals_mlflow.tracking.dataset_content import (
     approved_document,
     records_frame,
 )
+from docevals_mlflow.tracking.dataset_models import DatasetVersion
 from docevals_mlflow.tracking.runs import TrackingError, probe, resolve_tracking_uri
 from docevals_mlflow.tracking.store import open_client
 from docevals_mlflow.tracking.uris import public_uri
@@ -264,6 +265,31 @@ def approval_bundle(
         records_frame(cases),
     )
     return writer
+
+
+def version_info(run: Any, uri: str, **extra: Any) -> DatasetVersion:
+    """What an approval run says about the dataset version it registered."""
+    params, tags = run.data.params, run.data.tags
+    version = version_of(run)
+    assert version is not None
+    return DatasetVersion(
+        name=tags[NAME_TAG],
+        version=version,
+        run_id=run.info.run_id,
+        experiment_id=run.info.experiment_id,
+        digest=params.get("dataset.digest", ""),
+        cases=int(params.get("dataset.cases", 0)),
+        records=int(params.get("dataset.records", 0)),
+        approvers=split_list(tags.get(APPROVERS_TAG)),
+        key_ids=split_list(tags.get(KEY_IDS_TAG)),
+        signatures=signature_tag(tags.get(SIGNATURES_TAG)),
+        created_at=timestamp(run.info.start_time),
+        tracking_uri=public_uri(uri),
+        description=tags.get(DESCRIPTION_TAG, ""),
+        genai_dataset_id=tags.get(GENAI_TAG),
+        warnings=[tags[GENAI_WARNING_TAG]] if GENAI_WARNING_TAG in tags else [],
+        **extra,
+    )
 
 
 def abandon(client: Any, run_id: str) -> None:

@@ -143,7 +143,7 @@ def assemble_fields(
 ) -> AssembledRun:
     """A field comparison run (a :class:`BatchComparison` or its report dict).
 
-    The layout is :func:`~docevals_mlflow.tracking.layout.layout_fields`; the
+    The layout is :func:`~docevals_mlflow.tracking.fields_layout.layout_fields`; the
     schema of ``options`` goes to ``specs/schema.json`` (``docevals compare`` diffs
     it between runs), then what every run gets from its options
     (:func:`~docevals_mlflow.tracking.options.apply_options`). ``verdict`` is the
@@ -153,7 +153,7 @@ def assemble_fields(
         InputError: the schema of ``options`` is not the one the comparison used.
     """
     from docevals_mlflow.fields.batch import BatchComparison
-    from docevals_mlflow.tracking.layout import layout_fields
+    from docevals_mlflow.tracking.fields_layout import layout_fields
 
     report = comparison.to_report() if isinstance(comparison, BatchComparison) else comparison
     schema = options.schema
@@ -200,13 +200,13 @@ def assemble_evaluation(
     extend: Callable[[BundleWriter], None] | None = None,
 ) -> AssembledRun:
     """A case, pipeline or suite evaluation run
-    (:func:`~docevals_mlflow.tracking.layout.layout_evaluation`).
+    (:func:`~docevals_mlflow.tracking.evaluation_layout.layout_evaluation`).
 
     ``stage_reports`` are the stages behind a suite report (a case or pipeline
     report holds its own). ``extend`` may add more to the bundle (judge panels,
     review queues) before the options are applied.
     """
-    from docevals_mlflow.tracking.layout import layout_evaluation
+    from docevals_mlflow.tracking.evaluation_layout import layout_evaluation
 
     if markdown is None:
         from docevals_mlflow.reports.files import render_markdown
@@ -373,13 +373,14 @@ def assemble_calibration(
     ``labels_sha256`` fingerprints the human labels file; ``verdict`` is the outcome
     of a ``--min-kappa`` gate, when there was one.
     """
+    from docevals_mlflow.reports.calibration_markdown import render_calibration_markdown
     from docevals_mlflow.tracking.calibration_runs import layout_calibration
 
     writer, options = _start(options)
     layout_calibration(
         writer,
         report,
-        markdown=markdown if markdown is not None else report.to_markdown(),
+        markdown=markdown if markdown is not None else render_calibration_markdown(report),
         labels_sha256=labels_sha256,
         verdict=verdict,
     )

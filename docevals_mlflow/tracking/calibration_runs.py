@@ -93,7 +93,7 @@ def layout_calibration(
 
 def calibration_summary(report: CalibrationReport) -> str:
     """The Markdown run description of a calibration."""
-    from docevals_mlflow.judges.calibration import kappa_strength
+    from docevals_mlflow.core.statistics import kappa_strength
 
     lines = [
         "**docevals judge calibration**",

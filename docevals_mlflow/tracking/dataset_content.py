@@ -28,7 +28,6 @@ This module does not import mlflow.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterable
@@ -43,7 +42,7 @@ from docevals_mlflow.groundtruth.records import ApprovalVerification, ApprovedGr
 if TYPE_CHECKING:
     import pandas as pd
 
-    from docevals_mlflow.groundtruth.signing import PublicKeyLike
+    from docevals_mlflow.groundtruth.keys import PublicKeyLike
 
 SignatureState = Literal["trusted", "unpinned", "unsigned"]
 
@@ -221,13 +220,6 @@ def records_frame(cases: Iterable[ApprovedGroundTruth]) -> pd.DataFrame:
     ]
     frame = pd.DataFrame.from_records(rows, columns=list(RECORD_COLUMNS))
     return frame.astype({"row": "int64"})
-
-
-def frame_bytes(frame: pd.DataFrame) -> bytes:
-    """The Parquet bytes of a records table."""
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
-    return buffer.getvalue()
 
 
 def read_verified(

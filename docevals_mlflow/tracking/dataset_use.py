@@ -25,7 +25,7 @@ from docevals_mlflow.tracking.dataset_content import RECORDS_PATH
 from docevals_mlflow.tracking.dataset_models import GroundTruthDataset
 
 AD_HOC_INPUT = "inputs/ground_truth.parquet"
-"""Where :func:`~docevals_mlflow.tracking.layout.layout_evaluation` puts the input it
+"""Where :func:`~docevals_mlflow.tracking.evaluation_layout.layout_evaluation` puts the input it
 derives from a run's ground-truth references."""
 DATASET_INPUT = "inputs/ground_truth_dataset.parquet"
 

@@ -10,7 +10,8 @@ same name mirrors the latest version for the UI (:mod:`.genai_mirror`).
 
 :func:`load_ground_truth` resolves ``name`` and ``version`` (or ``"latest"``)
 through those runs, downloads the artifacts and checks them
-(:mod:`.dataset_content`) before anything is used.
+(:mod:`.dataset_content`) before anything is used (:mod:`.dataset_loading`);
+:mod:`.approved_cases` gathers and verifies what is registered.
 
 Version numbers are claimed as :mod:`.approval_runs` describes (safe for one person
 or one CI job registering a name at a time).
@@ -24,18 +25,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.errors import ApprovalError, InputError, InputFileNotFoundError
-from docevals_mlflow.groundtruth.records import ApprovalVerification, ApprovedGroundTruth
+from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
 from docevals_mlflow.tracking.approval_runs import (
-    APPROVERS_TAG,
     DEFAULT_DATASET_EXPERIMENT,
-    DESCRIPTION_TAG,
     GENAI_TAG,
     GENAI_WARNING_TAG,
-    KEY_IDS_TAG,
     KIND_TAG,
     NAME_TAG,
-    SIGNATURES_TAG,
     abandon,
     approval_runs,
     bounded,
@@ -43,149 +39,33 @@ from docevals_mlflow.tracking.approval_runs import (
     claim_version,
     missing_store,
     refusals,
-    signature_tag,
     single_run,
-    split_list,
-    timestamp,
     tracking_client,
     usable,
+    version_info,
     version_of,
 )
+from docevals_mlflow.tracking.approved_cases import collect_approved, public_key_of
 from docevals_mlflow.tracking.assembly import assemble_approval
 from docevals_mlflow.tracking.dataset_content import (
     DatasetIntegrityError,
     SignatureState,
     check_dataset_name,
     dataset_digest,
-    read_verified,
-    signature_state,
-    sorted_cases,
-    verify_case,
 )
+from docevals_mlflow.tracking.dataset_loading import load_ground_truth
 from docevals_mlflow.tracking.dataset_models import (
     DatasetNotFoundError,
     DatasetVersion,
     GroundTruthDataset,
-    VersionSpec,
     parse_dataset_spec,
-    some_of,
-    version_number,
 )
 from docevals_mlflow.tracking.options import RunOptions
 from docevals_mlflow.tracking.runs import log_bundle, resolve_tracking_uri
-from docevals_mlflow.tracking.uris import experiment_artifact_location, public_uri
+from docevals_mlflow.tracking.uris import experiment_artifact_location
 
 if TYPE_CHECKING:
-    from docevals_mlflow.groundtruth.signing import PublicKey, PublicKeyLike
-
-
-# --- collecting approved cases ---------------------------------------------------
-
-
-def _public_key(public_key: PublicKeyLike | None) -> PublicKey | None:
-    # Read once, up front: a bad key fails before any work, and is not parsed again
-    # for every case.
-    from docevals_mlflow.groundtruth.signing import resolve_public_key
-
-    return resolve_public_key(public_key)
-
-
-def _approved_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(
-            entry
-            for entry in path.iterdir()
-            if entry.suffix.lower() == ".json" and not entry.name.startswith(".")
-        )
-        if not files:
-            raise InputError(
-                "folder has no .json files", source=str(path), expected="approved files"
-            )
-        return files
-    if not path.exists():
-        raise InputFileNotFoundError("approved file not found", source=str(path))
-    return [path]
-
-
-def collect_approved(
-    approved: Iterable[ApprovedGroundTruth | str | os.PathLike[str]]
-    | ApprovedGroundTruth
-    | str
-    | os.PathLike[str],
-    *,
-    public_key: PublicKeyLike | None,
-    require_signature: bool,
-) -> tuple[list[ApprovedGroundTruth], SignatureState]:
-    """Every approved case given (objects, files, folders of files), verified and
-    sorted, and what the verification established."""
-    from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
-
-    items = (
-        [approved] if isinstance(approved, (str, os.PathLike, ApprovedGroundTruth)) else approved
-    )
-    found: list[tuple[ApprovedGroundTruth, str]] = []
-    verifications: list[ApprovalVerification] = []
-    for position, item in enumerate(items, start=1):
-        if isinstance(item, ApprovedGroundTruth):
-            verifications.append(
-                verify_case(
-                    item, public_key=public_key, require_signature=require_signature, source=None
-                )
-            )
-            found.append((item, f"item {position}"))
-        elif isinstance(item, (str, os.PathLike)):
-            for file in _approved_files(Path(item)):
-                try:
-                    loaded = load_approved_ground_truth(
-                        file, public_key, require_signature=require_signature
-                    )
-                except ApprovalError as exc:
-                    raise DatasetIntegrityError(
-                        exc.message,
-                        source=exc.source or str(file),
-                        record=exc.record,
-                        path=exc.path,
-                        reason=exc.reason,
-                    ) from None
-                assert loaded.verification is not None
-                verifications.append(loaded.verification)
-                found.append((loaded, str(file)))
-        else:
-            raise InputError(
-                f"cannot register a {type(item).__name__}",
-                expected="ApprovedGroundTruth objects or paths to approved files or folders",
-            )
-    cases = sorted_cases(found)
-    if not cases:
-        raise InputError("nothing to register", expected="at least one approved case")
-    return cases, signature_state(verifications)
-
-
-# --- approval runs ----------------------------------------------------------------
-
-
-def _version_info(run: Any, uri: str, **extra: Any) -> DatasetVersion:
-    params, tags = run.data.params, run.data.tags
-    version = version_of(run)
-    assert version is not None
-    return DatasetVersion(
-        name=tags[NAME_TAG],
-        version=version,
-        run_id=run.info.run_id,
-        experiment_id=run.info.experiment_id,
-        digest=params.get("dataset.digest", ""),
-        cases=int(params.get("dataset.cases", 0)),
-        records=int(params.get("dataset.records", 0)),
-        approvers=split_list(tags.get(APPROVERS_TAG)),
-        key_ids=split_list(tags.get(KEY_IDS_TAG)),
-        signatures=signature_tag(tags.get(SIGNATURES_TAG)),
-        created_at=timestamp(run.info.start_time),
-        tracking_uri=public_uri(uri),
-        description=tags.get(DESCRIPTION_TAG, ""),
-        genai_dataset_id=tags.get(GENAI_TAG),
-        warnings=[tags[GENAI_WARNING_TAG]] if GENAI_WARNING_TAG in tags else [],
-        **extra,
-    )
+    from docevals_mlflow.groundtruth.keys import PublicKeyLike
 
 
 def list_ground_truth_datasets(
@@ -200,7 +80,7 @@ def list_ground_truth_datasets(
     with refusals(uri):
         runs = [run for run in approval_runs(client, name) if usable(run)]
     runs.sort(key=lambda run: (run.data.tags[NAME_TAG], version_of(run), run.info.start_time))
-    return [_version_info(run, uri) for run in runs]
+    return [version_info(run, uri) for run in runs]
 
 
 def register_ground_truth_dataset(
@@ -247,9 +127,8 @@ def register_ground_truth_dataset(
     """
     check_dataset_name(name)
     cases, signatures = collect_approved(
-        approved, public_key=_public_key(public_key), require_signature=require_signature
+        approved, public_key=public_key_of(public_key), require_signature=require_signature
     )
-    digest = dataset_digest(cases)
     client, uri = tracking_client(tracking_uri)
     with refusals(uri):
         return _register(
@@ -257,7 +136,6 @@ def register_ground_truth_dataset(
             uri,
             name=name,
             cases=cases,
-            digest=digest,
             signatures=signatures,
             experiment=experiment,
             description=description,
@@ -272,28 +150,21 @@ def _register(
     *,
     name: str,
     cases: list[ApprovedGroundTruth],
-    digest: str,
     signatures: SignatureState,
     experiment: str | None,
     description: str,
     force: bool,
     genai_dataset: bool,
 ) -> DatasetVersion:
+    digest = dataset_digest(cases)
     runs = approval_runs(client, name)
     versions = by_version(runs)
     if versions and not force:
         latest = single_run(name, max(versions), versions[max(versions)])
         if latest.data.params.get("dataset.digest") == digest:
-            return _version_info(latest, uri, already_registered=True)
+            return version_info(latest, uri, already_registered=True)
     experiment_name = experiment or DEFAULT_DATASET_EXPERIMENT
-    found = client.get_experiment_by_name(experiment_name)
-    experiment_id = (
-        found.experiment_id
-        if found
-        else client.create_experiment(
-            experiment_name, artifact_location=experiment_artifact_location(uri, experiment_name)
-        )
-    )
+    experiment_id = _experiment_id(client, uri, experiment_name)
     candidate = max((version_of(run) or 0 for run in runs), default=0) + 1
     run = client.create_run(
         experiment_id,
@@ -323,123 +194,48 @@ def _register(
         abandon(client, run_id)
         raise
     if genai_dataset:
-        from docevals_mlflow.tracking.genai_mirror import mirror_dataset
-
-        dataset_id, warning = mirror_dataset(
-            client,
-            name=name,
-            version=version,
-            digest=digest,
-            run_id=run_id,
-            experiment_id=experiment_id,
-            cases=cases,
+        _mirror(
+            client, run_id, experiment_id, name=name, version=version, digest=digest, cases=cases
         )
-        if dataset_id is not None:
-            client.set_tag(run_id, GENAI_TAG, dataset_id)
-        if warning is not None:
-            client.set_tag(run_id, GENAI_WARNING_TAG, bounded(warning))
-    return _version_info(client.get_run(run_id), uri)
+    return version_info(client.get_run(run_id), uri)
 
 
-# --- loading ------------------------------------------------------------------------
-
-
-def _resolve(client: Any, name: str, version: VersionSpec, uri: str) -> tuple[int, Any]:
-    runs = approval_runs(client, name)
-    versions = by_version(runs)
-    if not versions:
-        known = sorted({run.data.tags.get(NAME_TAG, "") for run in approval_runs(client)} - {""})
-        raise DatasetNotFoundError(
-            f"no ground-truth dataset named {name!r}",
-            source=public_uri(uri),
-            expected="one of " + some_of(known) if known else "a registered dataset name",
-        )
-    wanted = max(versions) if version == "latest" else version
-    if wanted not in versions:
-        raise DatasetNotFoundError(
-            f"dataset {name!r} has no version {wanted}",
-            source=public_uri(uri),
-            expected="one of " + ", ".join(str(number) for number in sorted(versions)),
-        )
-    return wanted, single_run(name, wanted, versions[wanted])
-
-
-def load_ground_truth(
-    name: str,
-    version: VersionSpec | str = "latest",
-    *,
-    tracking_uri: str | None = None,
-    public_key: PublicKeyLike | None = None,
-) -> GroundTruthDataset:
-    """Load a registered dataset version, checked against its digests.
-
-    ``name`` may also be a ``NAME@VERSION`` spec (then ``version`` must be left at
-    ``"latest"``). With a ``public_key`` (or ``DOCEVALS_PUBLIC_KEY``) every approval
-    record must be signed by it; otherwise signed records are checked against their
-    embedded keys (see :attr:`GroundTruthDataset.signatures`).
-
-    Raises:
-        DatasetNotFoundError: no such dataset or version (the message lists what exists).
-        DatasetIntegrityError: an artifact was changed after registration, or a
-            signature does not verify.
-    """
-    if "@" in name:
-        if version != "latest":
-            raise InputError(
-                f"dataset {name!r} names a version and version={version!r} is given too",
-                expected="NAME@VERSION or a separate version, not both",
-            )
-        name, wanted = parse_dataset_spec(name)
-    else:
-        check_dataset_name(name)
-        wanted = "latest" if version == "latest" else version_number(version, version)
-    key = _public_key(public_key)
-    uri = resolve_tracking_uri(tracking_uri)
-    absent = missing_store(uri)
-    if absent is not None:
-        raise DatasetNotFoundError(
-            f"no tracking store: {absent} does not exist",
-            expected="--tracking-uri or MLFLOW_TRACKING_URI naming the store the dataset "
-            "was registered in",
-        )
-    client, uri = tracking_client(tracking_uri)
-    from mlflow.exceptions import MlflowException
-
-    with refusals(uri):
-        number, run = _resolve(client, name, wanted, uri)
-    info = _version_info(run, uri)
-    with tempfile.TemporaryDirectory(prefix="docevals-dataset-") as temporary:
-        folder = Path(temporary)
-        try:
-            for part in ("ground_truth", "approvals"):
-                client.download_artifacts(run.info.run_id, part, str(folder))
-        except (MlflowException, OSError) as exc:
-            reason = exc.message if isinstance(exc, MlflowException) else str(exc)
-            raise DatasetIntegrityError(
-                f"the approval run's artifacts cannot be read ({reason})",
-                source=f"runs:/{run.info.run_id}",
-                reason="record",
-            ) from None
-        cases, description, signatures = read_verified(
-            folder,
-            name=name,
-            version=number,
-            digest=info.digest,
-            public_key=key,
-            where=f"runs:/{run.info.run_id}",
-        )
-    return GroundTruthDataset(
-        name=name,
-        version=number,
-        digest=info.digest,
-        run_id=info.run_id,
-        experiment_id=info.experiment_id,
-        created_at=info.created_at,
-        approvers=info.approvers,
-        description=description,
-        signatures=signatures,
-        cases={approved.case_id: approved for approved in cases},
+def _experiment_id(client: Any, uri: str, experiment_name: str) -> Any:
+    found = client.get_experiment_by_name(experiment_name)
+    if found:
+        return found.experiment_id
+    return client.create_experiment(
+        experiment_name, artifact_location=experiment_artifact_location(uri, experiment_name)
     )
+
+
+def _mirror(
+    client: Any,
+    run_id: str,
+    experiment_id: str,
+    *,
+    name: str,
+    version: int,
+    digest: str,
+    cases: list[ApprovedGroundTruth],
+) -> None:
+    """Mirror the version into an MLflow GenAI evaluation dataset (best effort: a
+    failure becomes a warning tag on the run)."""
+    from docevals_mlflow.tracking.genai_mirror import mirror_dataset
+
+    dataset_id, warning = mirror_dataset(
+        client,
+        name=name,
+        version=version,
+        digest=digest,
+        run_id=run_id,
+        experiment_id=experiment_id,
+        cases=cases,
+    )
+    if dataset_id is not None:
+        client.set_tag(run_id, GENAI_TAG, dataset_id)
+    if warning is not None:
+        client.set_tag(run_id, GENAI_WARNING_TAG, bounded(warning))
 
 
 __all__ = [

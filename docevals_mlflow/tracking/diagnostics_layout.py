@@ -28,7 +28,7 @@ from docevals_mlflow.core.diagnostics import (
     DisagreementBudget,
     ReviewBudget,
 )
-from docevals_mlflow.diagnostics.budgets import budget_key
+from docevals_mlflow.core.statistics import budget_key
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, clean_segment, legal_key, template_segment
 

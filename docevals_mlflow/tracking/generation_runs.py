@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow._version import __version__
+from docevals_mlflow.core.formatting import score_text
 from docevals_mlflow.errors import InputError, InputFileNotFoundError
 from docevals_mlflow.groundtruth.models import GenerationReport, ProviderGeneration
 from docevals_mlflow.judges.usage import Usage, total_usage
@@ -101,6 +102,28 @@ def layout_generation(
     if not reports:
         raise InputError("no generation reports to log", expected="at least one report")
     keys = KeyMap()
+    _generation_params(writer, reports)
+    _generation_metrics(writer, keys, reports)
+
+    writer.tag("docevals.kind", "generation")
+    writer.tag(
+        "docevals.generation.requires_review",
+        "true" if any(report.requires_human_review for report in reports) else "false",
+    )
+    writer.tag("mlflow.note.content", generation_summary(reports))
+    writer.json("generation/reports.json", [report.model_dump(mode="json") for report in reports])
+    _tables(writer, reports)
+    _generated_references(writer, keys, reports)
+    for file in review_files:
+        path = Path(file)
+        if not path.is_file():
+            raise InputFileNotFoundError("review file not found", source=str(path))
+        writer.files[f"review/{keys.named('review', path.name)}"] = path.read_bytes()
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def _generation_params(writer: BundleWriter, reports: Sequence[GenerationReport]) -> None:
     writer.param("docevals.version", __version__)
     writer.param("generation.cases", str(len({report.case_id for report in reports})))
     writer.param("generation.stage", _one([report.stage for report in reports]))
@@ -117,6 +140,10 @@ def layout_generation(
     )
     writer.param("generation.expected_fields", _one([str(len(r.expected_fields)) for r in reports]))
 
+
+def _generation_metrics(
+    writer: BundleWriter, keys: KeyMap, reports: Sequence[GenerationReport]
+) -> None:
     writer.metric(
         "generation/overall_agreement",
         sum(report.overall_agreement for report in reports) / len(reports),
@@ -137,14 +164,11 @@ def layout_generation(
         writer.metric(f"usage/{name}", getattr(total, name))
     writer.metric("usage/cost_usd", total.cost_usd)
 
-    writer.tag("docevals.kind", "generation")
-    writer.tag(
-        "docevals.generation.requires_review",
-        "true" if any(report.requires_human_review for report in reports) else "false",
-    )
-    writer.tag("mlflow.note.content", generation_summary(reports))
-    writer.json("generation/reports.json", [report.model_dump(mode="json") for report in reports])
-    _tables(writer, reports)
+
+def _generated_references(
+    writer: BundleWriter, keys: KeyMap, reports: Sequence[GenerationReport]
+) -> None:
+    """Each report's provisional reference (the stage joins the name when a case has several)."""
     per_case: dict[str, int] = {}
     for report in reports:
         per_case[report.case_id] = per_case.get(report.case_id, 0) + 1
@@ -157,13 +181,6 @@ def layout_generation(
             f"references/generated/{segment}.json",
             report.provisional_reference.model_dump(mode="json"),
         )
-    for file in review_files:
-        path = Path(file)
-        if not path.is_file():
-            raise InputFileNotFoundError("review file not found", source=str(path))
-        writer.files[f"review/{keys.named('review', path.name)}"] = path.read_bytes()
-    writer.json("metrics_index.json", keys.index())
-    return keys
 
 
 @dataclass(frozen=True)
@@ -302,7 +319,7 @@ def generation_summary(reports: Sequence[GenerationReport]) -> str:
     mean = sum(report.overall_agreement for report in reports) / len(reports)
     lines = [
         f"**docevals ground-truth generation** (provisional: authority `generated`): "
-        f"{len(reports):,} reports, mean agreement {mean:.2f}, "
+        f"{len(reports):,} reports, mean agreement {score_text(mean)}, "
         f"{review:,} needing human review",
         "",
     ]
@@ -312,7 +329,7 @@ def generation_summary(reports: Sequence[GenerationReport]) -> str:
             (
                 report.case_id,
                 report.stage,
-                f"{report.overall_agreement:.2f}",
+                score_text(report.overall_agreement),
                 len(report.consensus),
                 _disputed(report),
                 len(report.omitted_by_all),

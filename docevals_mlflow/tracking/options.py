@@ -120,7 +120,7 @@ def apply_options(writer: BundleWriter, options: RunOptions) -> None:
     caller's params and tags (last, so they can never replace a fingerprint
     silently)."""
     if options.ground_truth is not None:
-        from docevals_mlflow.tracking.layout import fields_dataset
+        from docevals_mlflow.tracking.fields_layout import fields_dataset
 
         writer.dataset(*fields_dataset(options.ground_truth))
     if options.datasets:

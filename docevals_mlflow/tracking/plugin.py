@@ -43,7 +43,8 @@ from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.tracking.assembly import assemble_fields
 from docevals_mlflow.tracking.bundle import ARTIFACTS, BundleWriter
 from docevals_mlflow.tracking.options import RunOptions
-from docevals_mlflow.tracking.runs import _BATCH_METRICS, TrackingError, _chunks
+from docevals_mlflow.tracking.run_contents import BATCH_METRICS, chunks
+from docevals_mlflow.tracking.runs import TrackingError
 
 MODEL_TYPE = "document-ai"
 """The ``model_type`` this evaluator answers to (and the only one)."""
@@ -169,6 +170,16 @@ def _predictions(dataset: Any, model: Any, output_column: str | None) -> list[An
     return list(output)
 
 
+def _document_id(ids: list[Any], position: int, id_col: Any) -> str:
+    if _is_missing(ids[position]):
+        raise InputError(
+            f"the {id_col!r} cell is empty",
+            record=position + 1,
+            expected="an id for every document",
+        )
+    return str(ids[position])
+
+
 def document_pairs(
     dataset: Any,
     evaluator_config: Mapping[str, Any],
@@ -201,15 +212,7 @@ def document_pairs(
     classes = _column(features, class_col, "class_col") if class_col is not None else None
     pairs = []
     for position, (target, prediction) in enumerate(zip(expected, predicted, strict=True)):
-        document_id = None
-        if ids is not None:
-            if _is_missing(ids[position]):
-                raise InputError(
-                    f"the {id_col!r} cell is empty",
-                    record=position + 1,
-                    expected="an id for every document",
-                )
-            document_id = str(ids[position])
+        document_id = None if ids is None else _document_id(ids, position, id_col)
         document_class = None if classes is None else classes[position]
         pairs.append(
             DocumentPair(
@@ -246,7 +249,7 @@ def log_bundle_into_run(client: Any, run_id: str, writer: BundleWriter) -> None:
     metrics = [Metric(key, value, now, 0) for key, value in sorted(writer.bundle.metrics.items())]
     try:
         # One call per store batch, never one per metric (thousands of fields are normal).
-        for part in _chunks(metrics, _BATCH_METRICS):
+        for part in chunks(metrics, BATCH_METRICS):
             client.log_batch(run_id, metrics=part)
         with tempfile.TemporaryDirectory(prefix="docevals-evaluate-") as temporary:
             root = writer.write(temporary)

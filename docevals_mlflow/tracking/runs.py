@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -13,25 +12,18 @@ from typing import Any
 
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.tracking.bundle import (
-    METRICS_INDEX,
     BundleWriter,
     LegalBundle,
     RunBundle,
-    keep_bundle,
     legal_bundle,
-    mark_logged,
-    read_bundle,
 )
+from docevals_mlflow.tracking.bundle_folders import keep_bundle, mark_logged, read_bundle
 
 # Re-exported: callers have always imported the errors from here.
 from docevals_mlflow.tracking.errors import TrackingError as TrackingError
 from docevals_mlflow.tracking.errors import TrackingUnavailableError as TrackingUnavailableError
 from docevals_mlflow.tracking.keys import (
-    MAX_DATASET_SOURCE_LENGTH,
-    clean_segment,
-    legal_dataset_name,
     legal_experiment_name,
-    legal_input_tag,
     legal_run_name,
 )
 from docevals_mlflow.tracking.project_runs import (
@@ -39,6 +31,7 @@ from docevals_mlflow.tracking.project_runs import (
     link_to_project,
     project_target,
 )
+from docevals_mlflow.tracking.run_contents import fill_run
 from docevals_mlflow.tracking.store import open_client
 from docevals_mlflow.tracking.uris import (
     experiment_artifact_location,
@@ -47,9 +40,6 @@ from docevals_mlflow.tracking.uris import (
 )
 
 DEFAULT_EXPERIMENT = "docevals"
-_BATCH_PARAMS = 100
-_BATCH_METRICS = 1000
-_DIGEST_LENGTH = 36
 
 
 def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
@@ -110,10 +100,6 @@ class LoggedRun:
         )
 
 
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]
-
-
 def log_bundle(
     directory: str | os.PathLike[str],
     *,
@@ -152,7 +138,37 @@ def log_bundle(
     client = open_client(uri)
     name = legal_experiment_name(experiment or DEFAULT_EXPERIMENT)
     project_run_id = active_project_run_id(uri)
-    wanted_name = legal_run_name(run_name) or bundle.run_name
+    run_id, experiment_id, name, created = _open_run(
+        client,
+        uri,
+        bundle,
+        run_id=run_id,
+        project_run_id=project_run_id,
+        experiment_name=name,
+        run_name=legal_run_name(run_name) or bundle.run_name,
+    )
+    _fill_and_end(client, uri, run_id, experiment_id, project_run_id, created, legal, artifacts)
+    logged = LoggedRun(run_id, experiment_id, name, uri)
+    mark_logged(
+        Path(directory),
+        {"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": public_uri(uri)},
+    )
+    return logged
+
+
+def _open_run(
+    client: Any,
+    uri: str,
+    bundle: RunBundle,
+    *,
+    run_id: str | None,
+    project_run_id: str | None,
+    experiment_name: str,
+    run_name: str | None,
+) -> tuple[str, str, str, bool]:
+    """The run to log into (``run_id``, the ``mlflow run`` project's, or a new one):
+    its id, experiment id and experiment name, and whether it was created here."""
+    name = experiment_name
     created = False
     try:
         if run_id is not None:
@@ -161,22 +177,35 @@ def log_bundle(
             experiment_id = run.info.experiment_id
             name = client.get_experiment(experiment_id).name
         elif project_run_id is not None:
-            run = project_target(client, project_run_id, params=bundle.params, run_name=wanted_name)
+            run = project_target(client, project_run_id, params=bundle.params, run_name=run_name)
             run_id = run.info.run_id
             created = run_id != project_run_id
             experiment_id = run.info.experiment_id
             name = client.get_experiment(experiment_id).name
         else:
             experiment_id = _experiment_id(client, name, uri)
-            run = client.create_run(experiment_id, run_name=wanted_name)
+            run = client.create_run(experiment_id, run_name=run_name)
             run_id = run.info.run_id
             created = True
     except Exception as exc:
         # Nothing was logged yet; a child run made for `mlflow run` is not left open.
         fate = _abandon(client, run_id, delete=True) if created and run_id else ""
         raise _refusal(exc, uri, fate) from None
+    return run_id, experiment_id, name, created
+
+
+def _fill_and_end(
+    client: Any,
+    uri: str,
+    run_id: str,
+    experiment_id: str,
+    project_run_id: str | None,
+    created: bool,
+    legal: LegalBundle,
+    artifacts: Path,
+) -> None:
     try:
-        _fill_run(client, run_id, experiment_id, legal, artifacts)
+        fill_run(client, run_id, experiment_id, legal, artifacts)
         if project_run_id is not None:
             link_to_project(client, project_run_id, run_id)
         # `mlflow run` ends its own run, FINISHED or FAILED by the command's exit code.
@@ -188,12 +217,6 @@ def log_bundle(
         if isinstance(exc, Exception):
             raise _refusal(exc, uri, fate) from None
         raise
-    logged = LoggedRun(run_id, experiment_id, name, uri)
-    mark_logged(
-        Path(directory),
-        {"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": public_uri(uri)},
-    )
-    return logged
 
 
 def _experiment_id(client: Any, name: str, uri: str) -> str:
@@ -216,59 +239,6 @@ def _experiment_id(client: Any, name: str, uri: str) -> str:
         if found is None:
             raise
         return str(found.experiment_id)
-
-
-def _fill_run(
-    client: Any, run_id: str, experiment_id: str, legal: LegalBundle, artifacts: Path
-) -> None:
-    from mlflow.entities import Metric, Param, RunTag
-
-    bundle = legal.bundle
-    now = int(time.time() * 1000)
-    params = [Param(key, value) for key, value in sorted(bundle.params.items())]
-    metrics = [Metric(key, value, now, 0) for key, value in sorted(bundle.metrics.items())]
-    tags = [RunTag(key, value) for key, value in sorted(bundle.tags.items())]
-    # One client call per kind and per store batch limit, never one per metric.
-    for part in _chunks(params, _BATCH_PARAMS):
-        client.log_batch(run_id, params=part)
-    for part in _chunks(tags, _BATCH_PARAMS):
-        client.log_batch(run_id, tags=part)
-    for part in _chunks(metrics, _BATCH_METRICS):
-        client.log_batch(run_id, metrics=part)
-    if artifacts.is_dir():
-        client.log_artifacts(run_id, str(artifacts))
-    # Only for bundles written by hand or by an older version: what run.json could
-    # not log as it was goes up beside the artifacts.
-    for path, text in sorted(legal.long_params.items()):
-        client.log_text(run_id, text, path)
-    if legal.renamed_metrics:
-        index = _renamed_index(artifacts / METRICS_INDEX)
-        if index is not None:
-            client.log_dict(run_id, index, METRICS_INDEX)
-    _log_inputs(client, run_id, bundle, artifacts)
-    # Operation prompts into the prompt registry; never fails the run.
-    from docevals_mlflow.tracking.prompts import register_bundle_prompts
-
-    register_bundle_prompts(client, run_id, experiment_id, bundle, artifacts)
-
-
-def _renamed_index(path: Path) -> dict[str, dict[str, str]] | None:
-    # An older bundle's index names segments such as "a~2", which were logged as
-    # "a_2": the index is cleaned the same way, so it names the keys in the run.
-    import json
-
-    try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(index, dict):
-        return None
-    cleaned = {
-        str(namespace): {clean_segment(str(key)): str(source) for key, source in entries.items()}
-        for namespace, entries in index.items()
-        if isinstance(entries, dict)
-    }
-    return None if cleaned == index else cleaned
 
 
 def _abandon(client: Any, run_id: str, *, delete: bool) -> str:
@@ -320,43 +290,6 @@ def _check_params(existing: dict[str, str], bundle: RunBundle) -> None:
             + "; nothing was logged",
             expected="a new run, or the same evaluation",
         )
-
-
-def _source_json(source: str) -> str:
-    import json
-
-    text = json.dumps({"uri": source}, ensure_ascii=False)
-    if len(text) <= MAX_DATASET_SOURCE_LENGTH:
-        return text
-    # A character is at most 6 in JSON (\u0000), so this always fits.
-    return json.dumps({"uri": source[: MAX_DATASET_SOURCE_LENGTH // 6 - 20] + "…"})
-
-
-def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
-    if not bundle.inputs:
-        return
-    import json
-
-    import pandas as pd
-    from mlflow.entities import Dataset, DatasetInput, InputTag
-
-    entries = []
-    for dataset in bundle.inputs:
-        frame = pd.read_parquet(artifacts / dataset.records)
-        # The entity is built directly: resolving a source from a plain name makes
-        # MLflow guess (and warn) about which kind of source it is.
-        entity = Dataset(
-            name=legal_dataset_name(dataset.name),
-            digest=dataset.digest[:_DIGEST_LENGTH],
-            source_type="local",
-            source=_source_json(dataset.source),
-            schema=json.dumps({"columns": [str(column) for column in frame.columns]}),
-            profile=json.dumps({"num_rows": len(frame)}),
-        )
-        pairs = [("mlflow.data.context", dataset.context), *dataset.tags.items()]
-        tags = [InputTag(*legal_input_tag(key, value)) for key, value in pairs]
-        entries.append(DatasetInput(dataset=entity, tags=tags))
-    client.log_inputs(run_id, datasets=entries)
 
 
 def log_writer(

@@ -28,12 +28,13 @@ from mlflow.entities import AssessmentSource, Feedback
 from mlflow.genai.scorers import Scorer
 from pydantic import PrivateAttr
 
+from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
 from docevals_mlflow.fields.counts import METRIC_NAMES, Counts
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.tracking.keys import legal_key, template_segment
-from docevals_mlflow.tracking.layout import CELL_NAMES
+from docevals_mlflow.tracking.layout_shared import CELL_NAMES
 
 SOURCE_ID = "docevals"
 """``source_id`` of every feedback: the assessments come from docevals code, not a judge."""
@@ -261,7 +262,7 @@ class FieldComparisonScorer(Scorer):
         if value is None:
             rationale = f"{metric} is undefined: {_undefined_reason(metric, counts)}. {context}"
         else:
-            rationale = f"{metric} = {value:.4g} ({_counts_text(counts)}). {context}"
+            rationale = f"{metric} = {metric_text(value)} ({_counts_text(counts)}). {context}"
         return Feedback(
             name=name,
             value=value,

@@ -28,7 +28,8 @@ from typing import Any
 from docevals_mlflow.compare.snapshot import RunSnapshot
 from docevals_mlflow.core.datafiles import check_file, load_json_file
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.tracking.bundle import MANIFEST, BundleWriter, RunBundle, read_bundle
+from docevals_mlflow.tracking.bundle import MANIFEST, BundleWriter, RunBundle
+from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.snapshot_tables import snapshot_from_artifacts
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -87,7 +88,8 @@ def snapshot_from_report(path: str | os.PathLike[str]) -> RunSnapshot:
     ``reports/prompt-v1.json``) and case, pipeline and suite reports are accepted.
     """
     from docevals_mlflow.reports.files import load_report
-    from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
+    from docevals_mlflow.tracking.evaluation_layout import layout_evaluation
+    from docevals_mlflow.tracking.fields_layout import layout_fields
 
     file = Path(path)
     # A folder, a named pipe or a device is named as what it is, not as missing.

@@ -37,7 +37,7 @@ from docevals_mlflow.split.graded import FIGURES
 from docevals_mlflow.split.report import SplitReport
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.layout import tag_evaluation
+from docevals_mlflow.tracking.layout_shared import tag_evaluation
 
 CLASS_FIGURES = ("precision", "recall", "f1", "support", "predicted", "tp", "fp", "fn")
 DETECTION_FIGURES = ("precision", "recall", "f1", "tp", "fp", "fn")

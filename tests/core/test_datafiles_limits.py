@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from docevals_mlflow.core import datafiles
+from docevals_mlflow.core import input_files, strict_json
 from docevals_mlflow.core.datafiles import (
     MAX_NESTING,
     YAML_ALIAS_NODES,
@@ -253,7 +253,7 @@ def test_the_limit_holds_with_a_raised_recursion_limit(
 ) -> None:
     # With room on the stack the decoder itself reads deeper; the limit still holds
     # (and, as on Python 3.12+, it is checked on what the decoder accepted).
-    monkeypatch.setattr(datafiles, "_DECODER_USES_RECURSION_LIMIT", uses_recursion_limit)
+    monkeypatch.setattr(strict_json, "_DECODER_USES_RECURSION_LIMIT", uses_recursion_limit)
     before = sys.getrecursionlimit()
     sys.setrecursionlimit(before + 4 * MAX_NESTING)
     try:
@@ -289,7 +289,7 @@ def test_depth_check_agrees_with_a_reference() -> None:
         data = json.dumps(value, ensure_ascii=rng.random() < 0.5).encode()
         actual = depth(value)
         for limit in range(actual + 2):
-            assert datafiles._deeper_than(data, limit) is (actual > limit), (data, limit)
+            assert strict_json._deeper_than(data, limit) is (actual > limit), (data, limit)
 
 
 def test_loads_strict_refuses_with_value_errors() -> None:
@@ -389,7 +389,7 @@ def test_permission_denied_names_the_file(tmp_path: Path, monkeypatch: pytest.Mo
         raise PermissionError(13, "Permission denied")
 
     # Tests may run as root, where chmod 000 does not stop a read: refuse the open.
-    monkeypatch.setattr(datafiles.os, "open", refuse)
+    monkeypatch.setattr(input_files.os, "open", refuse)
     error = error_of(lambda: load_json_file(path))
     assert str(error) == f"{path}: cannot read: Permission denied"
 

@@ -19,7 +19,7 @@ from docevals_mlflow import (
     build_suite_report,
 )
 from docevals_mlflow.diagnostics import Counterfactual, RecordedRerun, default_rerun_input
-from docevals_mlflow.diagnostics.counterfactual import RerunUnavailable, oracle_output
+from docevals_mlflow.diagnostics.oracle import RerunUnavailable, oracle_output
 from docevals_mlflow.errors import ConfigurationError
 from tests.diagnostics.pipelines import (
     TRUE_ITEMS,

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from docevals_mlflow.core import datafiles
+from docevals_mlflow.core import input_files
 from docevals_mlflow.core.datafiles import MAX_NESTING
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.fields.inputs import pair_records, read_records
@@ -180,7 +180,7 @@ def test_an_unreadable_folder_file_names_it(
         raise PermissionError(13, "Permission denied")
 
     # Tests may run as root, which reads anything: refuse the open itself.
-    monkeypatch.setattr(datafiles.os, "open", refuse)
+    monkeypatch.setattr(input_files.os, "open", refuse)
     error = read_error(folder)
     assert str(error) == f"{folder}, record a.json: cannot read: Permission denied"
 
@@ -212,7 +212,7 @@ def test_an_unreadable_file_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyP
     def refuse(*args: Any, **kwargs: Any) -> int:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(datafiles.os, "open", refuse)
+    monkeypatch.setattr(input_files.os, "open", refuse)
     assert str(read_error(source)) == f"{source}: cannot read: Permission denied"
 
 

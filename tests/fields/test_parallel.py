@@ -20,12 +20,8 @@ from docevals_mlflow.errors import (
     WorkerProcessError,
 )
 from docevals_mlflow.fields import parallel
-from docevals_mlflow.fields.batch import (
-    BatchComparison,
-    DocumentPair,
-    compare_documents,
-    f1_total,
-)
+from docevals_mlflow.fields.aggregates import f1_total
+from docevals_mlflow.fields.batch import BatchComparison, DocumentPair, compare_documents
 from docevals_mlflow.fields.compare import DocumentComparison
 from docevals_mlflow.fields.methods import make_comparator
 from docevals_mlflow.fields.processes import Failure

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from docevals_mlflow.judges.adapters.base import HttpAdapter, as_dict, as_int
+from docevals_mlflow.judges.adapters.base import HttpAdapter
+from docevals_mlflow.judges.adapters.wire import as_dict, as_int
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.providers import JudgeProvider
 from docevals_mlflow.judges.request import JudgeRequest

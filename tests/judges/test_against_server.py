@@ -29,8 +29,8 @@ from docevals_mlflow.judges.adapters import (
 from docevals_mlflow.judges.adapters.base import HttpAdapter
 from docevals_mlflow.judges.judge import JudgeResult, ModelJudge
 from docevals_mlflow.judges.request import JudgeRequest, build_judge_request
+from docevals_mlflow.judges.retry import RetryPolicy
 from docevals_mlflow.judges.settings import TransportSettings
-from docevals_mlflow.judges.transport import RetryPolicy
 from docevals_mlflow.judges.usage import PriceTable
 from tests.judges.provider_server import (
     ProviderServer,

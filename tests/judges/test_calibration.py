@@ -37,6 +37,7 @@ from docevals_mlflow.judges.calibration import (
     load_human_labels,
 )
 from docevals_mlflow.judges.testing import ScriptedAdapter, answer
+from docevals_mlflow.reports.calibration_markdown import render_calibration_markdown
 
 # What a scripted judge says about the two prediction claims of a case (p00001 is
 # $.name, p00002 $.total; the one reference claim r00001 is always "matched").
@@ -673,19 +674,23 @@ def test_report_round_trips_and_renders():
         f"judge agrees with humans on 70.0% of cases (95% CI {ci.low * 100:.1f}–"
         f"{ci.high * 100:.1f}%), κ 0.4444 (moderate)"
     )
-    markdown = report.to_markdown()
+    markdown = render_calibration_markdown(report)
     assert line in markdown
     assert "| pass | 4 | 1 | 1 |" in markdown
     assert "| fail | 1 | 3 | 0 |" in markdown
     assert "## Unmatched labels (2)" in markdown
     assert "1 judged case(s) and 27 judged claim(s) have no human label." in markdown
-    panel_markdown = calibrate(panel_reports(), case_labels(PANEL_HUMANS)).to_markdown()
+    panel_markdown = render_calibration_markdown(
+        calibrate(panel_reports(), case_labels(PANEL_HUMANS))
+    )
     assert "Fleiss' κ across 3 variants on 5 cases: 0.2857 (fair)" in panel_markdown
 
 
 def test_markdown_shortens_long_lists():
     labels = [HumanLabel(case_id=f"gone{i}", label="pass") for i in range(5)]
-    markdown = calibrate(judge_reports(), labels, bootstrap=0).to_markdown(max_rows=2)
+    markdown = render_calibration_markdown(
+        calibrate(judge_reports(), labels, bootstrap=0), max_rows=2
+    )
     assert "... and 3 more (see the JSON report)." in markdown
 
 

@@ -9,8 +9,8 @@ from docevals_mlflow.evaluation.field_providers import field_providers
 from docevals_mlflow.fields.compare import FieldComparer
 from docevals_mlflow.judges.adapters import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.embeddings import EmbeddingClient
+from docevals_mlflow.judges.retry import RetryPolicy
 from docevals_mlflow.judges.settings import TransportSettings
-from docevals_mlflow.judges.transport import RetryPolicy
 from tests.judges.provider_server import ok, status
 
 SCHEMA = DocumentSchema.model_validate(

@@ -15,17 +15,11 @@ import httpx
 import pytest
 
 from docevals_mlflow.errors import DocEvalsError, ProviderError
-from docevals_mlflow.judges import transport as transport_module
-from docevals_mlflow.judges.transport import (
-    RateLimiter,
-    RetryPolicy,
-    Transport,
-    aclose_shared_client,
-    public_url,
-    redact,
-    retry_after_seconds,
-    shared_client,
-)
+from docevals_mlflow.judges import pool
+from docevals_mlflow.judges.limits import RateLimiter
+from docevals_mlflow.judges.pool import aclose_shared_client, shared_client
+from docevals_mlflow.judges.retry import RetryPolicy, retry_after_seconds
+from docevals_mlflow.judges.transport import Transport, public_url, redact
 
 KEY = "sk-test-PLANTED-123"
 URL = "https://api.example.test/v1/responses"
@@ -400,9 +394,9 @@ def test_shared_client_can_be_closed_and_recreated():
 
 def test_shared_client_limits_are_configurable(monkeypatch):
     limits = httpx.Limits(max_connections=3, max_keepalive_connections=1)
-    monkeypatch.setattr(transport_module, "_shared_limits", transport_module.DEFAULT_LIMITS)
-    transport_module.configure_shared_clients(limits=limits)
-    assert transport_module._shared_limits is limits
+    monkeypatch.setattr(pool, "_shared_limits", pool.DEFAULT_LIMITS)
+    pool.configure_shared_clients(limits=limits)
+    assert pool._shared_limits is limits
 
 
 def test_transport_without_client_uses_the_shared_one(monkeypatch):
@@ -415,7 +409,7 @@ def test_transport_without_client_uses_the_shared_one(monkeypatch):
         used.append(client)
         return client
 
-    monkeypatch.setattr(transport_module, "shared_client", fake_shared)
+    monkeypatch.setattr(pool, "shared_client", fake_shared)
     transport = Transport(provider="openai", endpoint="https://shared-client.test")
 
     async def go():
@@ -467,7 +461,8 @@ def test_error_body_json_with_odd_shapes():
 
 def test_retry_count_comes_from_the_policy_or_the_argument_never_both():
     from docevals_mlflow.errors import ConfigurationError
-    from docevals_mlflow.judges.transport import DEFAULT_MAX_RETRIES, resolve_retry_policy
+    from docevals_mlflow.judges.retry import resolve_retry_policy
+    from docevals_mlflow.judges.settings import DEFAULT_MAX_RETRIES
 
     assert resolve_retry_policy(None, None).max_retries == DEFAULT_MAX_RETRIES
     assert resolve_retry_policy(2, None).max_retries == 2

@@ -20,8 +20,8 @@ from docevals_mlflow.judges.adapters import (
     OpenAICompatibleChatAdapter,
     OpenAIResponsesAdapter,
 )
+from docevals_mlflow.judges.retry import RetryPolicy
 from docevals_mlflow.judges.settings import TRANSPORT_FIELDS, TransportSettings
-from docevals_mlflow.judges.transport import RetryPolicy
 from tests.judges.test_adapters import (
     KEY,
     Capture,

@@ -21,16 +21,15 @@ from docevals_mlflow import (
 from docevals_mlflow.fields.batch import DocumentPair, compare_documents
 from docevals_mlflow.fields.counts import metrics_from_cells
 from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.reports.dashboard import (
-    MAX_BARS,
+from docevals_mlflow.reports.confidence_dashboard import (
     NO_CONFIDENCE_TEXT,
     ConfidenceBin,
     confidence_bins,
-    render_evaluation_dashboard,
-    render_fields_dashboard,
     sample_confidence_rows,
-    worst_fields,
 )
+from docevals_mlflow.reports.dashboard import render_evaluation_dashboard, render_fields_dashboard
+from docevals_mlflow.reports.dashboard_figures import MAX_BARS
+from docevals_mlflow.reports.fields_dashboard import worst_fields
 from tests.evaluation.conftest import VerdictMetric, stage
 
 # The bundle's opening bytes (licence header and version) occur once per inlined copy.

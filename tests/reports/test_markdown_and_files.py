@@ -20,7 +20,8 @@ from docevals_mlflow import (
     render_suite_markdown,
     write_report,
 )
-from docevals_mlflow.reports.markdown import MAX_CELL_CHARS, MAX_FIELD_ROWS, cell, value_cell
+from docevals_mlflow.reports.case_markdown import MAX_FIELD_ROWS
+from docevals_mlflow.reports.markdown import MAX_CELL_CHARS, cell, value_cell
 from tests.evaluation.conftest import VerdictMetric, stage
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.batch import evaluate_split_batch, summarize
 from docevals_mlflow.split.evaluate import evaluate_packet, evaluate_packets, evaluate_split
-from docevals_mlflow.split.models import packet_from_data
+from docevals_mlflow.split.packet_forms import packet_from_data
 from docevals_mlflow.split.report import SplitReport
 from tests.split.strategies import packet_pairs
 from tests.split.test_boundaries import sections

@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.split.models import (
-    UNKNOWN_CLASS,
-    SplitPacket,
-    SplitSection,
-    packet_from_data,
-)
+from docevals_mlflow.split.models import UNKNOWN_CLASS, SplitPacket, SplitSection
+from docevals_mlflow.split.packet_forms import packet_from_data
 
 SECTIONS = [
     {"section_id": "s1", "document_class": "Invoice", "page_indices": [0, 1]},

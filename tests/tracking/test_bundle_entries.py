@@ -11,7 +11,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.tracking.bundle import ARTIFACTS, BundleWriter, DatasetInput, read_bundle
+from docevals_mlflow.tracking.bundle import ARTIFACTS, BundleWriter, DatasetInput
+from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.runs import log_bundle
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file types")

@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from docevals_mlflow.tracking.bundle import (
-    LOGGED,
-    MANIFEST,
-    BundleWriter,
-    is_logged,
-    keep_bundle,
-    read_bundle,
-)
+from docevals_mlflow.tracking.bundle import MANIFEST, BundleWriter
+from docevals_mlflow.tracking.bundle_folders import LOGGED, is_logged, keep_bundle, read_bundle
 from docevals_mlflow.tracking.runs import (
     TrackingUnavailableError,
     kept_bundle,

@@ -30,8 +30,8 @@ from docevals_mlflow.tracking.bundle import (
     METRICS_INDEX,
     BundleWriter,
     RunBundle,
-    read_bundle,
 )
+from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.keys import (
     MAX_EXPERIMENT_NAME_LENGTH,
     MAX_KEY_LENGTH,

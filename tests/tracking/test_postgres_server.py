@@ -33,7 +33,8 @@ from docevals_mlflow import (
 from docevals_mlflow.cli import main
 from docevals_mlflow.reports.dashboard import render_evaluation_dashboard
 from docevals_mlflow.reports.files import render_markdown
-from docevals_mlflow.tracking.bundle import BundleWriter, read_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.layout import layout_evaluation
 from docevals_mlflow.tracking.runs import log_bundle
 from tests.tracking.servers import (

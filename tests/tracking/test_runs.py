@@ -20,7 +20,8 @@ from docevals_mlflow import (
     artifact_from_value,
     compare_documents,
 )
-from docevals_mlflow.tracking.bundle import BundleWriter, read_bundle
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
 from docevals_mlflow.tracking.runs import (
     TrackingError,

@@ -69,7 +69,7 @@ def test_direct_call_gives_exact_values_and_names_the_wrong_fields():
         assert item.source == AssessmentSource(source_type="CODE", source_id="docevals")
         assert item.error is None
     rationale = feedback[0].rationale
-    assert rationale.startswith("f1 = 0.5 (TP 1, FA 0, FD 1, FN 1, TN 0).")
+    assert rationale.startswith("f1 = 0.5000 (TP 1, FA 0, FD 1, FN 1, TN 0).")
     assert '$.number: expected "2", got "3" (FD, EXACT)' in rationale
     assert '$.vendor name: expected "Bolt", got null (FN, EXACT)' in rationale
     assert "$.total" not in rationale  # right fields are not listed

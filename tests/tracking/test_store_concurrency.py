@@ -154,7 +154,7 @@ def test_docevals_log_names_a_half_migrated_store_in_one_line(made_store, tmp_pa
 
 
 def test_the_scanned_head_is_alembics():
-    from docevals_mlflow.tracking.store import _loaded_revisions, _scanned_revisions
+    from docevals_mlflow.tracking.store_schema import _loaded_revisions, _scanned_revisions
 
     assert _scanned_revisions() == _loaded_revisions()
 

@@ -184,47 +184,13 @@ def _json_rule(
     """The scalar rule ``node`` configures for ``method`` (a HUNGARIAN node has none)."""
     if method == "HUNGARIAN":
         return _ScalarRule()
-    config = node.get(_STICKLER_CONFIG)
-    if config is None:
-        config = {}
-    if not isinstance(config, Mapping):
-        raise context.where.error(path, f"{_STICKLER_CONFIG} must be an object")
-
     record = registry.find_field_method(method) if method is not None else None
-    misplaced = [
-        f"{_STICKLER_CONFIG}.{key} applies to {_config_readers(key)} only"
-        for key in _CONFIG_KEYS
-        if key in config and not _config_applies(key, record)
-    ]
-    if misplaced:
-        # A setting meant for another method would be dropped silently.
-        raise context.where.error(path, f"{'; '.join(misplaced)} (this field: {method})")
-
-    threshold: float | None = None
-    threshold_key = _IDP_THRESHOLD
+    config = _comparator_config(node, method, record, context, path)
+    threshold, threshold_key = _json_threshold(node, config, method, context, path)
     relative_tolerance: float | None = None
     fuzzy_scorer: FuzzyScorer | None = None
     date_order: DateOrder | None = None
     case_sensitive: bool | None = None
-    if threshold_is_tolerance(method):
-        # A tolerance, never Stickler's score threshold (see the module docstring).
-        for key, source in (
-            (_IDP_THRESHOLD, node),
-            (_STICKLER_TOLERANCE, node),
-            ("tolerance", config),
-            ("absolute_tolerance", config),
-        ):
-            if source.get(key) is not None:
-                label = key if source is node else f"{_STICKLER_CONFIG}.{key}"
-                threshold = _number(source[key], context.where, path, label, high=None)
-                threshold_key = label
-                break
-    else:
-        for key in (_IDP_THRESHOLD, _STICKLER_THRESHOLD):
-            if node.get(key) is not None:
-                threshold = _number(node[key], context.where, path, key)
-                threshold_key = key
-                break
     # Past the check above, a setting present is one the method reads.
     if config.get("relative_tolerance") is not None:
         relative_tolerance = _number(
@@ -262,6 +228,57 @@ def _json_rule(
         case_sensitive=case_sensitive,
         options=tuple(own) or None,
     )
+
+
+def _comparator_config(
+    node: Mapping[str, Any],
+    method: _AnyMethod | None,
+    record: FieldMethod | None,
+    context: _JsonContext,
+    path: str,
+) -> Mapping[str, Any]:
+    """The node's comparator config (``{}`` when absent), refused when it holds a
+    setting ``method`` does not read."""
+    config = node.get(_STICKLER_CONFIG)
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise context.where.error(path, f"{_STICKLER_CONFIG} must be an object")
+    misplaced = [
+        f"{_STICKLER_CONFIG}.{key} applies to {_config_readers(key)} only"
+        for key in _CONFIG_KEYS
+        if key in config and not _config_applies(key, record)
+    ]
+    if misplaced:
+        # A setting meant for another method would be dropped silently.
+        raise context.where.error(path, f"{'; '.join(misplaced)} (this field: {method})")
+    return config
+
+
+def _json_threshold(
+    node: Mapping[str, Any],
+    config: Mapping[str, Any],
+    method: _AnyMethod | None,
+    context: _JsonContext,
+    path: str,
+) -> tuple[float | None, str]:
+    """The node's threshold (``None`` when it sets none) and the key it was given as."""
+    if threshold_is_tolerance(method):
+        # A tolerance, never Stickler's score threshold (see the module docstring).
+        for key, source in (
+            (_IDP_THRESHOLD, node),
+            (_STICKLER_TOLERANCE, node),
+            ("tolerance", config),
+            ("absolute_tolerance", config),
+        ):
+            if source.get(key) is not None:
+                label = key if source is node else f"{_STICKLER_CONFIG}.{key}"
+                return _number(source[key], context.where, path, label, high=None), label
+    else:
+        for key in (_IDP_THRESHOLD, _STICKLER_THRESHOLD):
+            if node.get(key) is not None:
+                return _number(node[key], context.where, path, key), key
+    return None, _IDP_THRESHOLD
 
 
 def _config_flag(config: Mapping[str, Any], key: str, context: _JsonContext, path: str) -> bool:

@@ -26,14 +26,11 @@ from docevals_mlflow.judges.adapters.attachments import (
     reference_label,
     render_pdf,
 )
-from docevals_mlflow.judges.adapters.base import (
-    AdapterOptions,
-    HostedAdapterOptions,
-    HttpAdapter,
-    UsageRecord,
-)
+from docevals_mlflow.judges.adapters.base import HttpAdapter
 from docevals_mlflow.judges.adapters.openai_chat import OpenAICompatibleChatAdapter
 from docevals_mlflow.judges.adapters.openai_responses import OpenAIResponsesAdapter
+from docevals_mlflow.judges.adapters.options import AdapterOptions, HostedAdapterOptions
+from docevals_mlflow.judges.adapters.usage_log import UsageRecord
 from docevals_mlflow.judges.settings import TransportSettings
 
 __all__ = [

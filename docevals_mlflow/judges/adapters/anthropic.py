@@ -15,14 +15,9 @@ from docevals_mlflow.judges.adapters.attachments import (
     PdfMode,
     TextPart,
 )
-from docevals_mlflow.judges.adapters.base import (
-    SCHEMA_NAME,
-    HostedAdapterOptions,
-    HttpAdapter,
-    as_dict,
-    as_int,
-    task_text,
-)
+from docevals_mlflow.judges.adapters.base import HttpAdapter
+from docevals_mlflow.judges.adapters.options import HostedAdapterOptions
+from docevals_mlflow.judges.adapters.wire import SCHEMA_NAME, as_dict, as_int
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage
@@ -145,6 +140,7 @@ class AnthropicMessagesAdapter(HttpAdapter):
     default_base_url = "https://api.anthropic.com/v1"
     default_model = "claude-sonnet-4-5"
     api_key_env = "ANTHROPIC_API_KEY"
+    api_path = "messages"
 
     def __init__(
         self,
@@ -172,10 +168,6 @@ class AnthropicMessagesAdapter(HttpAdapter):
         """The ``max_tokens`` sent (Anthropic requires one)."""
         return self.max_output_tokens or DEFAULT_MAX_TOKENS
 
-    def url(self) -> str:
-        """``{base_url}/messages``."""
-        return f"{self.base_url}/messages"
-
     def headers(self) -> dict[str, str]:
         """``x-api-key`` and ``anthropic-version`` plus any extra headers."""
         return {
@@ -197,7 +189,8 @@ class AnthropicMessagesAdapter(HttpAdapter):
             **self.policy.describe(),
         }
 
-    def _wire_part(self, part: Part) -> dict[str, Any]:
+    def wire_part(self, part: Part) -> dict[str, Any]:
+        """Text, ``image`` and ``document`` blocks (PDFs as base64, text files as text)."""
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text}
         if isinstance(part, ImagePart):
@@ -233,21 +226,11 @@ class AnthropicMessagesAdapter(HttpAdapter):
 
     def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
         """The ``/messages`` request body."""
-        content: list[dict[str, Any]] = [{"type": "text", "text": task_text(request)}]
-        content.extend(self._wire_part(part) for part in self.parts(request))
-        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": self.user_content(request)}]
         if repair is not None:
             # The earlier tool call goes back as plain text: a tool_use turn would
             # need a tool_result in the next user turn, which has nothing to report.
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": repair.previous or "(empty answer)"}],
-                }
-            )
-            messages.append(
-                {"role": "user", "content": [{"type": "text", "text": repair.message()}]}
-            )
+            messages.extend(self.repair_turns(repair, answer_blocks=True, problem_blocks=True))
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -256,12 +239,7 @@ class AnthropicMessagesAdapter(HttpAdapter):
             "tools": [self.tool(request)],
             "tool_choice": {"type": "tool", "name": SCHEMA_NAME},
         }
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.top_p is not None:
-            body["top_p"] = self.top_p
-        body.update(self.extra_body)
-        return body
+        return self.finish_body(body)
 
     def parse_reply(self, data: Any) -> AdapterReply:
         """The ``judge_output`` tool input as data (text blocks as text); ``stop_reason``

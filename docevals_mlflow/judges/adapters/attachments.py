@@ -44,8 +44,8 @@ class TextPart:
 
 
 @dataclass(frozen=True)
-class ImagePart:
-    """An image, sent inline as base64."""
+class _InlinePart:
+    """Bytes sent inline as base64, with their media type and file name."""
 
     media_type: str
     data: bytes
@@ -56,25 +56,18 @@ class ImagePart:
         return base64.b64encode(self.data).decode("ascii")
 
     def data_url(self) -> str:
-        """A ``data:`` URL, as OpenAI-style image parts expect."""
+        """A ``data:`` URL, as OpenAI-style image and file parts expect."""
         return f"data:{self.media_type};base64,{self.base64()}"
 
 
 @dataclass(frozen=True)
-class FilePart:
+class ImagePart(_InlinePart):
+    """An image, sent inline as base64."""
+
+
+@dataclass(frozen=True)
+class FilePart(_InlinePart):
     """A document (PDF or other file), sent inline as base64 with its file name."""
-
-    media_type: str
-    data: bytes
-    name: str
-
-    def base64(self) -> str:
-        """The bytes as base64 text."""
-        return base64.b64encode(self.data).decode("ascii")
-
-    def data_url(self) -> str:
-        """A ``data:`` URL, as OpenAI file parts expect."""
-        return f"data:{self.media_type};base64,{self.base64()}"
 
     def text(self) -> str:
         """The bytes decoded as UTF-8 (undecodable bytes replaced)."""

@@ -1,12 +1,15 @@
 """What every HTTP provider adapter shares: settings, the API key, the transport,
-and per-call usage accounting.
+the request body's common parts and per-call usage accounting.
 
 Every adapter takes its provider options (model, temperature, ...) as keyword
-arguments and its transport as one :class:`TransportSettings` value (``http=``).
+arguments and its transport as one :class:`TransportSettings` value (``http=``); the
+former one-by-one transport keywords go through the shim in
+:mod:`~docevals_mlflow.judges.adapters.deprecated`.
 
 A subclass says where to send (:meth:`HttpAdapter.url`), what to send
-(:meth:`HttpAdapter.build_body`, :meth:`HttpAdapter.headers`) and how to read the
-answer (:meth:`HttpAdapter.parse_reply`, :meth:`HttpAdapter.parse_usage`);
+(:meth:`HttpAdapter.build_body` from :meth:`HttpAdapter.wire_part`,
+:meth:`HttpAdapter.headers`) and how to read the answer
+(:meth:`HttpAdapter.parse_reply`, :meth:`HttpAdapter.parse_usage`);
 :meth:`HttpAdapter.agenerate` does the rest.
 """
 
@@ -14,175 +17,36 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 import json
-import os
-import sys
-import threading
 import time
-import warnings
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, Self, Unpack
 
-import httpx
-
-from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.secrets import header_credentials, register_secrets, url_credentials
 from docevals_mlflow.errors import ConfigurationError, ProviderError
-from docevals_mlflow.judges.adapters.attachments import AttachmentPolicy, Part, attachment_parts
+from docevals_mlflow.judges.adapters.attachments import (
+    AttachmentPolicy,
+    Part,
+    attachment_parts,
+)
+from docevals_mlflow.judges.adapters.body import RequestBody
+from docevals_mlflow.judges.adapters.deprecated import (
+    DeprecatedTransportOptions,
+    transport_settings,
+)
+from docevals_mlflow.judges.adapters.options import check_sampling, read_api_key
+from docevals_mlflow.judges.adapters.usage_log import UsageAccounting
+from docevals_mlflow.judges.adapters.wire import as_dict
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
-from docevals_mlflow.judges.settings import TRANSPORT_FIELDS, Sleep, TransportSettings
-from docevals_mlflow.judges.transport import RetryPolicy, Transport, public_url, redact
-from docevals_mlflow.judges.usage import PriceTable, Usage, total_usage
+from docevals_mlflow.judges.settings import TransportSettings
+from docevals_mlflow.judges.transport import ProviderResponse, Transport, public_url, redact
+from docevals_mlflow.judges.usage import PriceTable, Usage
 
 if TYPE_CHECKING:
     from docevals_mlflow.judges.providers import AdapterSettings
 
-SCHEMA_NAME = "judge_output"
-"""The name of the structured-output schema (OpenAI) and of the answer tool (Anthropic)."""
 
-CallStatus = Literal["complete", "refused", "truncated", "error"]
-
-
-class Secret:
-    """A string that never shows itself in ``repr``/``str`` (so an adapter printed in a
-    log or a notebook does not print its API key)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The secret itself, for the one header that needs it."""
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('[REDACTED]')"
-
-    __str__ = __repr__
-
-
-class UsageRecord(DocEvalsModel):
-    """One provider call: what it used and how it went."""
-
-    provider: str
-    model: str
-    status: CallStatus
-    usage: Usage
-    latency_seconds: float
-    attempts: int
-    """HTTP requests made, retries included."""
-    repair: bool = False
-    """Whether this was a repair attempt."""
-    http_status: int | None = None
-    response_model: str | None = None
-    """The model version the provider reports having used."""
-    error: str | None = None
-    """The (redacted) error message of a failed call."""
-
-
-def as_int(value: Any) -> int:
-    """A token count from a usage field that may be missing or null."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return 0
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else an empty one (for optional sub-objects)."""
-    return value if isinstance(value, dict) else {}
-
-
-def task_text(request: JudgeRequest) -> str:
-    """The task as JSON text: the first part of every user message."""
-    return json.dumps(request.task, ensure_ascii=False, default=str)
-
-
-class DeprecatedTransportOptions(TypedDict, total=False):
-    """The fields of :class:`TransportSettings` given one by one as keyword arguments
-    of an adapter: still accepted, with a ``DeprecationWarning``; pass
-    ``http=TransportSettings(...)`` instead."""
-
-    timeout: float | httpx.Timeout
-    connect_timeout: float
-    max_retries: int | None
-    retry_policy: RetryPolicy | None
-    max_concurrency: int | None
-    requests_per_minute: float | None
-    extra_headers: Mapping[str, str] | None
-    extra_body: Mapping[str, Any] | None
-    client: httpx.AsyncClient | None
-    sleep: Sleep | None
-
-
-class AdapterOptions(DeprecatedTransportOptions, total=False):
-    """The keyword arguments every HTTP adapter takes besides ``model`` and
-    ``base_url`` (see :class:`HttpAdapter`). Adapters forward them to
-    :class:`HttpAdapter` unchanged, so each lists only its own options."""
-
-    api_key: str | None
-    temperature: float | None
-    top_p: float | None
-    max_output_tokens: int | None
-    prices: PriceTable | None
-    http: TransportSettings | None
-
-
-class HostedAdapterOptions(AdapterOptions, total=False):
-    """:class:`AdapterOptions` plus ``model`` and ``base_url``, for adapters of hosted
-    providers, which default both."""
-
-    model: str | None
-    base_url: str | None
-
-
-_ADAPTERS_FOLDER = os.path.dirname(os.path.abspath(__file__))
-
-
-def _caller_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning issued by the caller of this function
-    at the first frame outside this folder: the user's code that built the adapter,
-    however many adapter constructors forwarded the arguments on the way."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and os.path.dirname(frame.f_code.co_filename) == _ADAPTERS_FOLDER:
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    return level
-
-
-def transport_settings(
-    adapter: str, http: TransportSettings | None, deprecated: Mapping[str, Any]
-) -> TransportSettings:
-    """``http`` (default settings when ``None``) with the deprecated keyword arguments
-    ``deprecated`` applied over it, warning once per call that names them.
-
-    Raises:
-        TypeError: a keyword argument no adapter takes (as Python would say it).
-    """
-    unknown = sorted(set(deprecated) - TRANSPORT_FIELDS)
-    if unknown:
-        raise TypeError(f"{adapter}() got an unexpected keyword argument {unknown[0]!r}")
-    settings = http if http is not None else TransportSettings()
-    if not deprecated:
-        return settings
-    names = ", ".join(sorted(deprecated))
-    warnings.warn(
-        f"{adapter}({names}=...) is deprecated: pass "
-        f"http=TransportSettings({names}=...) from docevals_mlflow.judges.settings instead",
-        DeprecationWarning,
-        stacklevel=_caller_stacklevel(),
-    )
-    return dataclasses.replace(settings, **deprecated)
-
-
-class HttpAdapter:
+class HttpAdapter(RequestBody, UsageAccounting):
     """Base of the HTTP adapters (OpenAI Responses, Anthropic Messages, OpenAI-compatible
     chat completions).
 
@@ -211,6 +75,8 @@ class HttpAdapter:
     default_model: ClassVar[str | None] = None
     api_key_env: ClassVar[str | None] = None
     requires_api_key: ClassVar[bool] = True
+    api_path: ClassVar[str | None] = None
+    """Where requests go below ``base_url`` (``"messages"``, ...), for :meth:`url`."""
 
     def __init__(
         self,
@@ -237,14 +103,7 @@ class HttpAdapter:
                 "http://localhost:8000/v1)",
                 path="base_url",
             )
-        if temperature is not None and temperature < 0:
-            raise ConfigurationError("temperature must be 0 or more", path="temperature")
-        if top_p is not None and not 0 <= top_p <= 1:
-            raise ConfigurationError("top_p must be between 0 and 1", path="top_p")
-        if max_output_tokens is not None and max_output_tokens < 1:
-            raise ConfigurationError(
-                "max_output_tokens must be at least 1", path="max_output_tokens"
-            )
+        check_sampling(temperature, top_p, max_output_tokens)
         self.model: str = chosen_model
         self.base_url = chosen_url.rstrip("/")
         self.temperature = temperature
@@ -252,17 +111,14 @@ class HttpAdapter:
         self.max_output_tokens = max_output_tokens
         self.prices = prices
         self.http = settings
-        env_name = api_key_env or self.api_key_env
-        key = api_key if api_key is not None else (os.environ.get(env_name) if env_name else None)
-        if not key and self.requires_api_key:
-            where = f" or set {env_name} in the environment" if env_name else ""
-            raise ConfigurationError(f"{self.provider}: no API key: pass api_key=...{where}")
-        self._api_key = Secret(key) if key else None
+        self._api_key = read_api_key(
+            self.provider, api_key, api_key_env or self.api_key_env, required=self.requires_api_key
+        )
         # The key, credential headers and the base URL's user-info: removed from this
         # adapter's messages, and registered process-wide so that every report,
         # cache entry and checkpoint written later is redacted of them too.
         secrets = [
-            key,
+            self.api_key,
             *header_credentials(settings.extra_headers),
             *url_credentials(self.base_url),
         ]
@@ -274,8 +130,7 @@ class HttpAdapter:
             endpoint=public_url(self.base_url),
             secrets=self._secrets,
         )
-        self._records: list[UsageRecord] = []
-        self._records_lock = threading.Lock()
+        self._start_records()
 
     @classmethod
     def from_settings(cls, settings: AdapterSettings, **options: Any) -> Self:
@@ -309,16 +164,14 @@ class HttpAdapter:
     # -- what subclasses provide -------------------------------------------------
 
     def url(self) -> str:
-        """The endpoint URL."""
-        raise NotImplementedError
+        """The endpoint URL: ``{base_url}/{api_path}``."""
+        if self.api_path is None:
+            raise NotImplementedError
+        return f"{self.base_url}/{self.api_path}"
 
     def headers(self) -> dict[str, str]:
         """Request headers, credentials included."""
         return dict(self.http.extra_headers)
-
-    def attachment_policy(self) -> AttachmentPolicy:
-        """What this provider accepts as attachments."""
-        return AttachmentPolicy(provider_label=self.provider)
 
     def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
         """The JSON body for ``request`` (and, for a repair, the follow-up turns).
@@ -349,6 +202,17 @@ class HttpAdapter:
     def api_key(self) -> str | None:
         """The API key (shown as nothing: read it only to build a header)."""
         return self._api_key.reveal() if self._api_key is not None else None
+
+    def bearer_headers(self) -> dict[str, str]:
+        """The extra headers plus ``authorization: Bearer <key>`` when a key is set."""
+        headers = dict(self.http.extra_headers)
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def attachment_policy(self) -> AttachmentPolicy:
+        """What this provider accepts as attachments."""
+        return AttachmentPolicy(provider_label=self.provider)
 
     def redact(self, text: str) -> str:
         """``text`` without this adapter's secrets (nor any other registered one)."""
@@ -420,22 +284,13 @@ class HttpAdapter:
             raise ConfigurationError(
                 f"{self.provider}: cannot change {', '.join(unknown)}", path=unknown[0]
             )
-        temperature = settings.get("temperature")
-        if temperature is not None and temperature < 0:
-            raise ConfigurationError("temperature must be 0 or more", path="temperature")
-        top_p = settings.get("top_p")
-        if top_p is not None and not 0 <= top_p <= 1:
-            raise ConfigurationError("top_p must be between 0 and 1", path="top_p")
-        tokens = settings.get("max_output_tokens")
-        if tokens is not None and tokens < 1:
-            raise ConfigurationError(
-                "max_output_tokens must be at least 1", path="max_output_tokens"
-            )
+        check_sampling(
+            settings.get("temperature"), settings.get("top_p"), settings.get("max_output_tokens")
+        )
         copied = copy.copy(self)
         for name, value in settings.items():
             setattr(copied, name, value)
-        copied._records = []
-        copied._records_lock = threading.Lock()
+        copied._start_records()
         return copied
 
     async def agenerate(
@@ -462,73 +317,49 @@ class HttpAdapter:
             )
             reply = self.parse_reply(response.data)
             response_model = as_dict(response.data).get("model")
+            if not isinstance(response_model, str):
+                response_model = None
             # Every HTTP attempt is a request, the retried ones included.
             usage = self.with_cost(
                 self.parse_usage(response.data).model_copy(update={"requests": response.attempts}),
-                response_model if isinstance(response_model, str) else None,
+                response_model,
             )
         except ProviderError as exc:
-            # A failed call still made requests (a 2xx body that is no response
-            # counts one); they go with the error so that callers can count them.
-            attempts = response.attempts if response is not None else max(exc.attempts, 1)
-            failed = self.with_cost(Usage(requests=attempts))
-            exc.usage = failed
-            self._record(
-                UsageRecord(
-                    provider=self.provider,
-                    model=self.model,
-                    status="error",
-                    usage=failed,
-                    latency_seconds=time.perf_counter() - started,
-                    attempts=attempts,
-                    repair=repair is not None,
-                    http_status=exc.status_code,
-                    error=self.redact(str(exc)),
-                )
-            )
+            self._record_failure(exc, response, started, repair)
             raise
         reply.usage = usage
         self._record(
-            UsageRecord(
-                provider=self.provider,
-                model=self.model,
-                status=reply.status,
-                usage=usage,
-                latency_seconds=time.perf_counter() - started,
-                attempts=response.attempts,
-                repair=repair is not None,
-                http_status=response.status_code,
-                response_model=response_model if isinstance(response_model, str) else None,
-            )
+            started,
+            repair is not None,
+            status=reply.status,
+            usage=usage,
+            attempts=response.attempts,
+            http_status=response.status_code,
+            response_model=response_model,
         )
         return reply
 
-    def _record(self, record: UsageRecord) -> None:
-        # Calls may finish on several threads (run_sync from notebooks).
-        with self._records_lock:
-            self._records.append(record)
-
-    @property
-    def usage_records(self) -> list[UsageRecord]:
-        """One record per call, in the order calls finished."""
-        with self._records_lock:
-            return list(self._records)
-
-    @property
-    def last_usage(self) -> Usage | None:
-        """The usage of the call that finished last (``None`` before any call)."""
-        with self._records_lock:
-            return self._records[-1].usage if self._records else None
-
-    @property
-    def total_usage(self) -> Usage:
-        """The sum over every recorded call."""
-        return total_usage(record.usage for record in self.usage_records)
-
-    def reset_usage(self) -> None:
-        """Forget every usage record."""
-        with self._records_lock:
-            self._records.clear()
+    def _record_failure(
+        self,
+        exc: ProviderError,
+        response: ProviderResponse | None,
+        started: float,
+        repair: RepairHint | None,
+    ) -> None:
+        # A failed call still made requests (a 2xx body that is no response counts
+        # one); they go with the error so that callers can count them.
+        attempts = response.attempts if response is not None else max(exc.attempts, 1)
+        failed = self.with_cost(Usage(requests=attempts))
+        exc.usage = failed
+        self._record(
+            started,
+            repair is not None,
+            status="error",
+            usage=failed,
+            attempts=attempts,
+            http_status=exc.status_code,
+            error=self.redact(str(exc)),
+        )
 
     def __repr__(self) -> str:
         return (

@@ -14,14 +14,9 @@ from docevals_mlflow.judges.adapters.attachments import (
     Part,
     TextPart,
 )
-from docevals_mlflow.judges.adapters.base import (
-    SCHEMA_NAME,
-    AdapterOptions,
-    HttpAdapter,
-    as_dict,
-    as_int,
-    task_text,
-)
+from docevals_mlflow.judges.adapters.base import HttpAdapter
+from docevals_mlflow.judges.adapters.options import AdapterOptions
+from docevals_mlflow.judges.adapters.wire import SCHEMA_NAME, as_dict, openai_usage
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage
@@ -59,6 +54,7 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
 
     provider = "openai-compatible"
     requires_api_key = False
+    api_path = "chat/completions"
 
     def __init__(
         self,
@@ -87,16 +83,9 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
             provider_label="this chat-completions server",
         )
 
-    def url(self) -> str:
-        """``{base_url}/chat/completions``."""
-        return f"{self.base_url}/chat/completions"
-
     def headers(self) -> dict[str, str]:
         """Bearer authentication when a key is set, plus any extra headers."""
-        headers = super().headers()
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        return headers
+        return self.bearer_headers()
 
     def attachment_policy(self) -> AttachmentPolicy:
         """Images, PDFs as pages (or files), nothing else."""
@@ -106,7 +95,8 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
         """The attachment settings."""
         return {"image_detail": self.image_detail, **self.policy.describe()}
 
-    def _wire_part(self, part: Part) -> dict[str, Any]:
+    def wire_part(self, part: Part) -> dict[str, Any]:
+        """``text``, ``image_url`` and ``file`` parts (data URLs)."""
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text}
         if isinstance(part, ImagePart):
@@ -119,15 +109,12 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
 
     def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
         """The ``/chat/completions`` request body."""
-        content: list[dict[str, Any]] = [{"type": "text", "text": task_text(request)}]
-        content.extend(self._wire_part(part) for part in self.parts(request))
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": request.instructions},
-            {"role": "user", "content": content},
+            {"role": "user", "content": self.user_content(request)},
         ]
         if repair is not None:
-            messages.append({"role": "assistant", "content": repair.previous or "(empty answer)"})
-            messages.append({"role": "user", "content": repair.message()})
+            messages.extend(self.repair_turns(repair, answer_blocks=False, problem_blocks=False))
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -140,14 +127,7 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
                 },
             },
         }
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.top_p is not None:
-            body["top_p"] = self.top_p
-        if self.max_output_tokens is not None:
-            body[self.max_tokens_field] = self.max_output_tokens
-        body.update(self.extra_body)
-        return body
+        return self.finish_body(body, max_tokens_field=self.max_tokens_field)
 
     def parse_reply(self, data: Any) -> AdapterReply:
         """``choices[0].message.content``; ``message.refusal`` or ``finish_reason``
@@ -179,18 +159,4 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
     def parse_usage(self, data: Any) -> Usage:
         """``prompt_tokens``/``completion_tokens`` and, where reported, cached and
         reasoning tokens."""
-        usage = as_dict(as_dict(data).get("usage"))
-        input_tokens = as_int(usage.get("prompt_tokens"))
-        output_tokens = as_int(usage.get("completion_tokens"))
-        return Usage(
-            requests=1,
-            input_tokens=input_tokens,
-            cached_input_tokens=as_int(
-                as_dict(usage.get("prompt_tokens_details")).get("cached_tokens")
-            ),
-            output_tokens=output_tokens,
-            reasoning_tokens=as_int(
-                as_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")
-            ),
-            total_tokens=as_int(usage.get("total_tokens")) or input_tokens + output_tokens,
-        )
+        return openai_usage(data, input_key="prompt_tokens", output_key="completion_tokens")

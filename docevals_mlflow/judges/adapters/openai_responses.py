@@ -15,14 +15,9 @@ from docevals_mlflow.judges.adapters.attachments import (
     PdfMode,
     TextPart,
 )
-from docevals_mlflow.judges.adapters.base import (
-    SCHEMA_NAME,
-    HostedAdapterOptions,
-    HttpAdapter,
-    as_dict,
-    as_int,
-    task_text,
-)
+from docevals_mlflow.judges.adapters.base import HttpAdapter
+from docevals_mlflow.judges.adapters.options import HostedAdapterOptions
+from docevals_mlflow.judges.adapters.wire import SCHEMA_NAME, as_dict, openai_usage
 from docevals_mlflow.judges.judge import AdapterReply, RepairHint
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage
@@ -55,6 +50,7 @@ class OpenAIResponsesAdapter(HttpAdapter):
     default_base_url = "https://api.openai.com/v1"
     default_model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY"
+    api_path = "responses"
 
     def __init__(
         self,
@@ -77,13 +73,9 @@ class OpenAIResponsesAdapter(HttpAdapter):
             provider_label="OpenAI",
         )
 
-    def url(self) -> str:
-        """``{base_url}/responses``."""
-        return f"{self.base_url}/responses"
-
     def headers(self) -> dict[str, str]:
         """Bearer authentication plus any extra headers."""
-        return {**super().headers(), "authorization": f"Bearer {self.api_key}"}
+        return self.bearer_headers()
 
     def attachment_policy(self) -> AttachmentPolicy:
         """PDFs and other files as ``input_file`` (or PDF pages as images)."""
@@ -97,7 +89,8 @@ class OpenAIResponsesAdapter(HttpAdapter):
             **self.policy.describe(),
         }
 
-    def _wire_part(self, part: Part) -> dict[str, Any]:
+    def wire_part(self, part: Part) -> dict[str, Any]:
+        """``input_text``, ``input_image`` and ``input_file`` parts (data URLs)."""
         if isinstance(part, TextPart):
             return {"type": "input_text", "text": part.text}
         if isinstance(part, ImagePart):
@@ -111,16 +104,11 @@ class OpenAIResponsesAdapter(HttpAdapter):
 
     def build_body(self, request: JudgeRequest, repair: RepairHint | None = None) -> dict[str, Any]:
         """The ``/responses`` request body."""
-        content: list[dict[str, Any]] = [{"type": "input_text", "text": task_text(request)}]
-        content.extend(self._wire_part(part) for part in self.parts(request))
-        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": self.user_content(request)}]
         if repair is not None:
             # The previous answer goes back as the assistant's turn (plain string
             # content: typed assistant content must be output_text, not input_text).
-            messages.append({"role": "assistant", "content": repair.previous or "(empty answer)"})
-            messages.append(
-                {"role": "user", "content": [{"type": "input_text", "text": repair.message()}]}
-            )
+            messages.extend(self.repair_turns(repair, answer_blocks=False, problem_blocks=True))
         body: dict[str, Any] = {
             "model": self.model,
             "instructions": request.instructions,
@@ -135,16 +123,12 @@ class OpenAIResponsesAdapter(HttpAdapter):
             },
             "store": False,
         }
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.top_p is not None:
-            body["top_p"] = self.top_p
-        if self.max_output_tokens is not None:
-            body["max_output_tokens"] = self.max_output_tokens
-        if self.reasoning_effort is not None:
-            body["reasoning"] = {"effort": self.reasoning_effort}
-        body.update(self.extra_body)
-        return body
+        effort = self.reasoning_effort
+        return self.finish_body(
+            body,
+            max_tokens_field="max_output_tokens",
+            reasoning=None if effort is None else {"effort": effort},
+        )
 
     def parse_reply(self, data: Any) -> AdapterReply:
         """Output text from ``output[].content[]`` (``output_text``); ``refusal`` parts
@@ -195,18 +179,4 @@ class OpenAIResponsesAdapter(HttpAdapter):
     def parse_usage(self, data: Any) -> Usage:
         """``input_tokens`` (cached ones included), ``output_tokens`` (reasoning ones
         included) and their details."""
-        usage = as_dict(as_dict(data).get("usage"))
-        input_tokens = as_int(usage.get("input_tokens"))
-        output_tokens = as_int(usage.get("output_tokens"))
-        return Usage(
-            requests=1,
-            input_tokens=input_tokens,
-            cached_input_tokens=as_int(
-                as_dict(usage.get("input_tokens_details")).get("cached_tokens")
-            ),
-            output_tokens=output_tokens,
-            reasoning_tokens=as_int(
-                as_dict(usage.get("output_tokens_details")).get("reasoning_tokens")
-            ),
-            total_tokens=as_int(usage.get("total_tokens")) or input_tokens + output_tokens,
-        )
+        return openai_usage(data, input_key="input_tokens", output_key="output_tokens")

@@ -22,33 +22,30 @@ nobody labelled are listed in the report, never dropped.
 Pure computation: no MLflow, no network.
 
 * :mod:`.labels`: :class:`HumanLabel` and reading label files (JSON Lines, CSV/TSV).
-* :mod:`.statistics`: Cohen's and Fleiss' kappa, Landis and Koch's words, bootstrap
-  intervals.
 * :mod:`.matching`: pairing labels with the judge's case verdicts and claim answers.
-* :mod:`.figures`: the per-level and panel figures computed from the pairs.
+* :mod:`.figures`: the per-level and panel figures computed from the pairs (kappa and
+  bootstrap intervals from :mod:`docevals_mlflow.core.statistics`).
+* :mod:`.disagreement`: the review budget of panel verdicts ranked by disagreement.
 * :mod:`.compare`: :func:`calibrate`, which ties them together.
-* :mod:`.report`: :class:`CalibrationReport` and the models it is made of.
-* :mod:`.markdown`: the report as Markdown.
+* :mod:`.report`: :class:`CalibrationReport` and the models it is made of
+  (:func:`docevals_mlflow.reports.calibration_markdown.render_calibration_markdown`
+  renders it as Markdown).
 """
 
 from __future__ import annotations
 
+from docevals_mlflow.core.statistics import cohen_kappa, fleiss_kappa, kappa_strength
 from docevals_mlflow.judges.calibration.compare import calibrate
 from docevals_mlflow.judges.calibration.labels import HumanLabel, load_human_labels
 from docevals_mlflow.judges.calibration.report import (
     CalibrationPair,
     CalibrationReport,
+    ConfidenceInterval,
     JudgedItem,
     LevelCalibration,
     PanelCalibration,
     UnmatchedLabel,
     VariantCalibration,
-)
-from docevals_mlflow.judges.calibration.statistics import (
-    ConfidenceInterval,
-    cohen_kappa,
-    fleiss_kappa,
-    kappa_strength,
 )
 
 __all__ = [

@@ -8,12 +8,13 @@ judged cases and claims nobody labelled.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.judges.calibration.disagreement import labelled_disagreement_budget
 from docevals_mlflow.judges.calibration.figures import (
     CASE_ABSTENTIONS,
     CLAIM_ABSTENTIONS,
@@ -29,11 +30,19 @@ from docevals_mlflow.judges.calibration.labels import (
 )
 from docevals_mlflow.judges.calibration.matching import (
     _NO_ANSWER,
+    _Judged,
     _judged_units,
     _pair_labels,
+    _Pairing,
     _stage_reports,
 )
-from docevals_mlflow.judges.calibration.report import CalibrationReport, JudgedItem
+from docevals_mlflow.judges.calibration.report import (
+    CalibrationReport,
+    JudgedItem,
+    LevelCalibration,
+)
+
+_UnitKey = tuple[str, str]
 
 
 def calibrate(
@@ -64,25 +73,64 @@ def calibrate(
         InputError: a suite report is passed, a case appears twice, a label is given
             twice, or a claim label does not fit its claim's kind.
     """
+    _check_settings(bootstrap, confidence, seed)
+    labels = list(labels)
+    _reject_repeats(labels)
+    stages = _stage_reports(reports)
+    units, present = _judged(stages, metric)
+    pairing = _pair_labels(labels, units, present, metric)
+    cases, claims = _levels(pairing, bootstrap, seed, confidence)
+    panel = _panel_figures(list(units.values()), pairing.variant_pairs)
+    used = Counter(unit.metric for unit in units.values())
+    unlabelled_cases, unlabelled_claims = _unlabelled(units, labels)
+    return CalibrationReport(
+        metric=metric,
+        metrics_used=sorted(used),
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        cases=cases,
+        claims=claims,
+        panel=panel,
+        disagreement=(
+            labelled_disagreement_budget(stages, cases.pairs) if panel is not None else None
+        ),
+        unmatched_labels=pairing.unmatched,
+        unlabelled_cases=unlabelled_cases,
+        unlabelled_claims=unlabelled_claims,
+        notes=_notes(units, used),
+    )
+
+
+def _check_settings(bootstrap: int, confidence: float, seed: int) -> None:
     if bootstrap < 0:
         raise ConfigurationError(f"bootstrap must be 0 or more, not {bootstrap}")
     if not 0 < confidence < 1:
         raise ConfigurationError(f"confidence {confidence} is outside (0, 1)")
     if seed < 0:
         raise ConfigurationError(f"seed must be 0 or more, not {seed}")
-    labels = list(labels)
-    _reject_repeats(labels)
-    stages = _stage_reports(reports)
+
+
+def _judged(
+    stages: list[EvaluationReport], metric: str | None
+) -> tuple[dict[_UnitKey, _Judged], set[_UnitKey]]:
+    """The judged units of ``metric`` (and the stages present); refuses when none."""
     units, present = _judged_units(stages, metric)
-    if not units:
-        if metric is not None:
-            found = sorted({result.name for stage in stages for result in stage.metric_results})
-            raise ConfigurationError(
-                f"no report has a metric {metric!r}",
-                expected=f"one of {', '.join(found)}" if found else None,
-            )
-        raise ConfigurationError("no report has a judge or panel metric to calibrate")
-    pairing = _pair_labels(labels, units, present, metric)
+    if units:
+        return units, present
+    if metric is not None:
+        found = sorted({result.name for stage in stages for result in stage.metric_results})
+        raise ConfigurationError(
+            f"no report has a metric {metric!r}",
+            expected=f"one of {', '.join(found)}" if found else None,
+        )
+    raise ConfigurationError("no report has a judge or panel metric to calibrate")
+
+
+def _levels(
+    pairing: _Pairing, bootstrap: int, seed: int, confidence: float
+) -> tuple[LevelCalibration, LevelCalibration]:
+    """The figures of the cases and of the claims, each from its own random stream."""
     case_seed, claim_seed = np.random.SeedSequence(seed).spawn(2)
     cases = _level_figures(
         "cases",
@@ -104,8 +152,22 @@ def calibrate(
         seed=claim_seed,
         confidence=confidence,
     )
+    if len({(pair.case_id, pair.stage_id) for pair in pairing.claim_pairs}) < claims.n:
+        # Claims of one case share a document and a judge call; resampling them one by
+        # one treats them as independent, which narrows the interval.
+        claims.notes.append(
+            "claims are resampled one by one, though claims of one case are not "
+            "independent: the claim intervals are optimistic"
+        )
+    return cases, claims
+
+
+def _unlabelled(
+    units: Mapping[_UnitKey, _Judged], labels: list[HumanLabel]
+) -> tuple[list[JudgedItem], list[JudgedItem]]:
+    """The judged cases and claims no label names."""
     labelled = {_label_key(label) for label in labels}
-    unlabelled_cases = [
+    cases = [
         JudgedItem(
             case_id=unit.case_id,
             stage_id=unit.stage_id,
@@ -115,7 +177,7 @@ def calibrate(
         for unit in units.values()
         if (unit.case_id, unit.stage_id, None) not in labelled
     ]
-    unlabelled_claims = [
+    claims = [
         JudgedItem(
             case_id=unit.case_id,
             stage_id=unit.stage_id,
@@ -127,8 +189,11 @@ def calibrate(
         for claim_id, (_, answer) in (unit.claims or {}).items()
         if (unit.case_id, unit.stage_id, claim_id) not in labelled
     ]
+    return cases, claims
+
+
+def _notes(units: Mapping[_UnitKey, _Judged], used: Counter[str]) -> list[str]:
     notes = []
-    used = Counter(unit.metric for unit in units.values())
     if len(used) > 1:
         notes.append(
             "verdicts come from several metrics: "
@@ -139,32 +204,4 @@ def calibrate(
         notes.append(
             f"{blind} judged case(s) hold no usable judge answer, so their claims are unknown"
         )
-    if len({(pair.case_id, pair.stage_id) for pair in pairing.claim_pairs}) < claims.n:
-        # Claims of one case share a document and a judge call; resampling them one by
-        # one treats them as independent, which narrows the interval.
-        claims.notes.append(
-            "claims are resampled one by one, though claims of one case are not "
-            "independent: the claim intervals are optimistic"
-        )
-    panel = _panel_figures(list(units.values()), pairing.variant_pairs)
-    disagreement = None
-    if panel is not None:
-        # Imported here: diagnostics reads human labels through this package.
-        from docevals_mlflow.diagnostics.disagreement import labelled_disagreement_budget
-
-        disagreement = labelled_disagreement_budget(stages, cases.pairs)
-    return CalibrationReport(
-        metric=metric,
-        metrics_used=sorted(used),
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
-        cases=cases,
-        claims=claims,
-        panel=panel,
-        disagreement=disagreement,
-        unmatched_labels=pairing.unmatched,
-        unlabelled_cases=unlabelled_cases,
-        unlabelled_claims=unlabelled_claims,
-        notes=notes,
-    )
+    return notes

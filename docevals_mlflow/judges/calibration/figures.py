@@ -10,21 +10,22 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
+from docevals_mlflow.core.statistics import (
+    bootstrap_sums,
+    cohen_kappa,
+    fleiss_kappa,
+    percentile_interval,
+)
 from docevals_mlflow.judges.calibration.matching import _Judged
 from docevals_mlflow.judges.calibration.report import (
     CalibrationPair,
+    ConfidenceInterval,
     LevelCalibration,
     LevelName,
     PanelCalibration,
     VariantCalibration,
-)
-from docevals_mlflow.judges.calibration.statistics import (
-    _bootstrap,
-    _percentile_interval,
-    _ratio,
-    cohen_kappa,
-    fleiss_kappa,
 )
 
 CASE_ABSTENTIONS: tuple[str, ...] = ("uncertain", "not_applicable")
@@ -33,6 +34,10 @@ CLAIM_ABSTENTIONS: tuple[str, ...] = ("not_verifiable", "ambiguous", "unanswered
 """Claim answers that decide nothing; ``unanswered`` is a claim the judge was sent
 but skipped."""
 FLEISS_CATEGORIES: tuple[str, ...] = ("pass", "fail", "uncertain")
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
 
 
 def _undefined_note(pairs: Sequence[CalibrationPair], what: str) -> str:
@@ -93,29 +98,80 @@ def _level_figures(
         notes=notes,
         pairs=pairs,
     )
-    if not pairs or resamples == 0:
-        return figures
-    codes = {name: code for code, name in enumerate(judge_categories)}
+    if pairs and resamples:
+        _add_intervals(figures, kappa is not None, resamples, seed, confidence)
+    return figures
+
+
+def _add_intervals(
+    figures: LevelCalibration,
+    kappa_defined: bool,
+    resamples: int,
+    seed: np.random.SeedSequence,
+    confidence: float,
+) -> None:
+    """Bootstrap intervals of agreement and kappa, and a note when kappa was undefined
+    in some resamples."""
+    codes = {name: code for code, name in enumerate(figures.judge_categories)}
     agreements, kappas = _bootstrap(
-        np.array([codes[pair.human] for pair in pairs], dtype=np.int64),
-        np.array([codes[pair.judge] for pair in pairs], dtype=np.int64),
-        len(judge_categories),
+        np.array([codes[pair.human] for pair in figures.pairs], dtype=np.int64),
+        np.array([codes[pair.judge] for pair in figures.pairs], dtype=np.int64),
+        len(figures.judge_categories),
         resamples,
         np.random.default_rng(seed),
     )
     figures.bootstrap_resamples = resamples
-    figures.agreement_ci = _percentile_interval(agreements, confidence)
+    figures.agreement_ci = _interval(agreements, confidence)
     defined = kappas[~np.isnan(kappas)]
     figures.kappa_resamples = int(defined.size)
     if defined.size:
-        figures.kappa_ci = _percentile_interval(defined, confidence)
-    # With no kappa at all, the note above already says why; no second one per resample.
-    if kappa is not None and defined.size < resamples:
+        figures.kappa_ci = _interval(defined, confidence)
+    # With no kappa at all, a note already says why; no second one per resample.
+    if kappa_defined and defined.size < resamples:
         figures.notes.append(
             f"κ was undefined in {resamples - defined.size} of {resamples} bootstrap "
             "resamples (one category only); its interval uses the rest"
         )
-    return figures
+
+
+def _interval(values: npt.NDArray[np.float64], confidence: float) -> ConfidenceInterval:
+    low, high = percentile_interval(values[:, None], confidence)
+    return ConfidenceInterval(low=float(low[0]), high=float(high[0]))
+
+
+def _bootstrap(
+    human: npt.NDArray[np.int64],
+    judge: npt.NDArray[np.int64],
+    categories: int,
+    resamples: int,
+    rng: np.random.Generator,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Agreement and Cohen's kappa of ``resamples`` resamples of the units (NaN where
+    kappa is undefined).
+
+    One column says whether a unit agrees, and one per category whether the human
+    (then the judge) chose it; a resample's column sums give the agreeing units and
+    each rater's category counts, from which kappa is exact (sums of integers).
+    """
+    units = len(human)
+    levels = np.arange(categories)
+    columns = np.concatenate(
+        [
+            (human == judge)[:, None],
+            human[:, None] == levels[None, :],
+            judge[:, None] == levels[None, :],
+        ],
+        axis=1,
+    ).astype(np.float64)
+    sums = np.concatenate(list(bootstrap_sums(rng, columns, resamples)))
+    agreeing = sums[:, 0]
+    chance = (sums[:, 1 : 1 + categories] * sums[:, 1 + categories :]).sum(axis=1)
+    numerator = units * agreeing - chance
+    denominator = units * units - chance
+    # Division only where defined, so no warning (tests turn warnings into errors).
+    kappa = np.full(resamples, np.nan)
+    np.divide(numerator, denominator, out=kappa, where=denominator != 0)
+    return agreeing / units, kappa
 
 
 def _variant_figures(name: str, pairs: Sequence[tuple[str, str]]) -> VariantCalibration:

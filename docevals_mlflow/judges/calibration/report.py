@@ -17,16 +17,35 @@ from pydantic import Field
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.diagnostics import DisagreementBudget
-from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.core.formatting import metric_text, percent_text
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.statistics import kappa_strength
 from docevals_mlflow.judges.calibration.labels import ClaimKind, HumanLabel
-from docevals_mlflow.judges.calibration.markdown import _level, _percent, _render_markdown
-from docevals_mlflow.judges.calibration.statistics import ConfidenceInterval, kappa_strength
 
 if TYPE_CHECKING:
     import pandas as pd
 
 LevelName = Literal["cases", "claims"]
+
+
+def share_percent(value: float, *, sign: bool = True) -> str:
+    """A share as a percentage; without ``sign``, the number only (the lower end of a
+    range such as ``70.0-85.0%``)."""
+    text = percent_text(value)
+    return text if sign else text.removesuffix("%")
+
+
+def level_text(confidence: float) -> str:
+    """A confidence level as a percentage (``95%``, ``97.5%``)."""
+    # A setting, not a measurement: printed as given, never rounded.
+    return f"{confidence * 100:g}%"
+
+
+class ConfidenceInterval(DocEvalsModel):
+    """A percentile bootstrap interval."""
+
+    low: float
+    high: float
 
 
 class CalibrationPair(DocEvalsModel):
@@ -179,12 +198,12 @@ class CalibrationReport(DocEvalsModel):
         figures = self.level(level)
         if figures.n == 0 or figures.agreement is None:
             return f"no labelled {level} to compare with the judge"
-        text = f"judge agrees with humans on {_percent(figures.agreement)} of {level}"
+        text = f"judge agrees with humans on {share_percent(figures.agreement)} of {level}"
         if figures.agreement_ci is not None:
             text += (
-                f" ({_level(self.confidence)} CI "
-                f"{_percent(figures.agreement_ci.low, sign=False)}–"
-                f"{_percent(figures.agreement_ci.high)})"
+                f" ({level_text(self.confidence)} CI "
+                f"{share_percent(figures.agreement_ci.low, sign=False)}–"
+                f"{share_percent(figures.agreement_ci.high)})"
             )
         if figures.kappa is None:
             return text + ", κ undefined (one category only)"
@@ -193,9 +212,3 @@ class CalibrationReport(DocEvalsModel):
     def confusion_frame(self, level: LevelName = "cases") -> pd.DataFrame:
         """The confusion matrix of ``level`` as a DataFrame (rows human, columns judge)."""
         return self.level(level).confusion_frame()
-
-    def to_markdown(self, *, max_rows: int = 50) -> str:
-        """A compact Markdown report: verdict lines, a table and a confusion matrix per
-        level, the panel, and the unpaired labels and items (at most ``max_rows``
-        each; the JSON report has all of them)."""
-        return _render_markdown(self, max_rows)

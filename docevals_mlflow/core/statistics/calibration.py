@@ -21,7 +21,7 @@ from docevals_mlflow.core.diagnostics import (
     ConfidenceCalibration,
     ReliabilityBin,
 )
-from docevals_mlflow.diagnostics.budgets import (
+from docevals_mlflow.core.statistics.budgets import (
     DEFAULT_BUDGETS,
     DEFAULT_TARGETS,
     as_arrays,

@@ -1,5 +1,5 @@
-"""Agreement statistics: Cohen's kappa, Fleiss' kappa, Landis and Koch's words for a
-kappa value, and percentile bootstrap intervals for agreement and kappa.
+"""Agreement beyond chance: Cohen's kappa of two raters, Fleiss' kappa of a panel, and
+Landis and Koch's words for a kappa value.
 
 Pure arithmetic on categories and counts; nothing here knows about reports or labels.
 """
@@ -10,14 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 
-import numpy as np
-import numpy.typing as npt
-
-from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.errors import ConfigurationError
-
-# Bounds the index matrix of one bootstrap batch (resamples x units) to ~16 MB.
-_BOOTSTRAP_CELLS = 2_000_000
 
 
 def _kappa_from_sums(units: int, agreeing: int, chance: int) -> float | None:
@@ -105,50 +98,3 @@ def kappa_strength(kappa: float) -> str:
         if kappa <= bound:
             return word
     return "almost perfect"
-
-
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
-
-
-class ConfidenceInterval(DocEvalsModel):
-    """A percentile bootstrap interval."""
-
-    low: float
-    high: float
-
-
-def _percentile_interval(values: npt.NDArray[np.float64], confidence: float) -> ConfidenceInterval:
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return ConfidenceInterval(low=float(low), high=float(high))
-
-
-def _bootstrap(
-    human: npt.NDArray[np.int64],
-    judge: npt.NDArray[np.int64],
-    categories: int,
-    resamples: int,
-    rng: np.random.Generator,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Agreement and kappa of ``resamples`` resamples of the units (NaN: undefined)."""
-    units = len(human)
-    batch = max(1, min(resamples, _BOOTSTRAP_CELLS // units))
-    agreements: list[npt.NDArray[np.float64]] = []
-    kappas: list[npt.NDArray[np.float64]] = []
-    for start in range(0, resamples, batch):
-        size = min(batch, resamples - start)
-        index = rng.integers(0, units, size=(size, units))
-        drawn_human, drawn_judge = human[index], judge[index]
-        agreeing = (drawn_human == drawn_judge).sum(axis=1)
-        chance = np.zeros(size, dtype=np.int64)
-        for category in range(categories):
-            chance += (drawn_human == category).sum(axis=1) * (drawn_judge == category).sum(axis=1)
-        numerator = (units * agreeing - chance).astype(np.float64)
-        denominator = (units * units - chance).astype(np.float64)
-        # Division only where defined, so no warning (tests turn warnings into errors).
-        kappa = np.full(size, np.nan)
-        np.divide(numerator, denominator, out=kappa, where=denominator != 0)
-        agreements.append(agreeing / units)
-        kappas.append(kappa)
-    return np.concatenate(agreements), np.concatenate(kappas)

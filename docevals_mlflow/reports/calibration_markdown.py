@@ -1,36 +1,52 @@
-"""The calibration report as Markdown: verdict lines, a table and a confusion matrix per
-level, the panel, and the unpaired labels and items.
+"""A judge calibration report as Markdown: verdict lines, a table and a confusion
+matrix per level, the panel, the disagreement budget, and the unpaired labels and
+items.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from docevals_mlflow.core.formatting import metric_text, percent_text
-from docevals_mlflow.judges.calibration.statistics import ConfidenceInterval, kappa_strength
-
-if TYPE_CHECKING:
-    from docevals_mlflow.judges.calibration.report import CalibrationReport, LevelName
-
-
-def _percent(value: float, *, sign: bool = True) -> str:
-    """A share as a percentage; without ``sign``, the number only (the lower end of a
-    range such as ``70.0-85.0%``)."""
-    text = percent_text(value)
-    return text if sign else text.removesuffix("%")
+from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.core.statistics import kappa_strength
+from docevals_mlflow.judges.calibration.report import (
+    CalibrationReport,
+    ConfidenceInterval,
+    LevelName,
+    PanelCalibration,
+    level_text,
+    share_percent,
+)
+from docevals_mlflow.reports.diagnostics_markdown import disagreement_section
+from docevals_mlflow.reports.markdown import table
 
 
-def _level(confidence: float) -> str:
-    # A setting, not a measurement: printed as given (95%, 97.5%), never rounded.
-    return f"{confidence * 100:g}%"
+def render_calibration_markdown(report: CalibrationReport, *, max_rows: int = 50) -> str:
+    """A compact Markdown report of ``report``: verdict lines, a table and a confusion
+    matrix per level, the panel, and the unpaired labels and items (at most
+    ``max_rows`` each; the JSON report has all of them)."""
+    lines = ["# Judge calibration", ""]
+    lines += [
+        f"Metric: {', '.join(f'`{name}`' for name in report.metrics_used)}; "
+        f"bootstrap {report.bootstrap} resamples, seed {report.seed}.",
+        "",
+    ]
+    lines += _level_markdown(report, "cases")
+    lines += _level_markdown(report, "claims")
+    if report.panel is not None:
+        lines += _panel_markdown(report.panel)
+    if report.disagreement is not None:
+        lines += [*disagreement_section(report.disagreement), ""]
+    lines += _unpaired_markdown(report, max_rows)
+    if report.notes:
+        lines += ["## Notes", "", *(f"- {note}" for note in report.notes), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _share(value: float | None, interval: ConfidenceInterval | None) -> str:
     if value is None:
         return "n/a"
-    text = _percent(value)
+    text = share_percent(value)
     if interval is not None:
-        text += f" ({_percent(interval.low, sign=False)}–{_percent(interval.high)})"
+        text += f" ({share_percent(interval.low, sign=False)}–{share_percent(interval.high)})"
     return text
 
 
@@ -45,13 +61,11 @@ def _kappa_text(value: float | None, interval: ConfidenceInterval | None = None)
 
 
 def _level_markdown(report: CalibrationReport, name: LevelName) -> list[str]:
-    from docevals_mlflow.reports.markdown import table
-
     figures = report.level(name)
     lines = [f"## {name.capitalize()}", "", report.verdict_line(name), ""]
     if figures.n == 0:
         return lines
-    level = _level(report.confidence)
+    level = level_text(report.confidence)
     lines += table(
         [
             "n",
@@ -87,48 +101,36 @@ def _level_markdown(report: CalibrationReport, name: LevelName) -> list[str]:
     return [*lines, ""]
 
 
-def _render_markdown(report: CalibrationReport, max_rows: int) -> str:
-    from docevals_mlflow.reports.markdown import table
-
-    lines = ["# Judge calibration", ""]
+def _panel_markdown(panel: PanelCalibration) -> list[str]:
+    lines = ["## Panel", ""]
+    if panel.fleiss_kappa is None:
+        lines.append(f"Fleiss' κ across variants on {panel.cases} cases: undefined")
+    else:
+        lines.append(
+            f"Fleiss' κ across {panel.raters} variants on {panel.cases} cases: "
+            f"{metric_text(panel.fleiss_kappa)} ({kappa_strength(panel.fleiss_kappa)})"
+        )
     lines += [
-        f"Metric: {', '.join(f'`{name}`' for name in report.metrics_used)}; "
-        f"bootstrap {report.bootstrap} resamples, seed {report.seed}.",
         "",
-    ]
-    lines += _level_markdown(report, "cases")
-    lines += _level_markdown(report, "claims")
-    panel = report.panel
-    if panel is not None:
-        lines += ["## Panel", ""]
-        if panel.fleiss_kappa is None:
-            lines.append(f"Fleiss' κ across variants on {panel.cases} cases: undefined")
-        else:
-            lines.append(
-                f"Fleiss' κ across {panel.raters} variants on {panel.cases} cases: "
-                f"{metric_text(panel.fleiss_kappa)} ({kappa_strength(panel.fleiss_kappa)})"
-            )
-        lines += [
-            "",
-            *table(
-                ["variant", "labelled cases", "agreement", "κ with humans", "abstentions"],
+        *table(
+            ["variant", "labelled cases", "agreement", "κ with humans", "abstentions"],
+            (
                 (
-                    (
-                        variant.name,
-                        variant.n,
-                        _share(variant.agreement, None),
-                        _kappa_text(variant.kappa),
-                        variant.abstentions,
-                    )
-                    for variant in panel.variant_calibration
-                ),
+                    variant.name,
+                    variant.n,
+                    _share(variant.agreement, None),
+                    _kappa_text(variant.kappa),
+                    variant.abstentions,
+                )
+                for variant in panel.variant_calibration
             ),
-        ]
-        lines += ["", *(f"- {note}" for note in panel.notes), ""]
-    if report.disagreement is not None:
-        from docevals_mlflow.reports.diagnostics_markdown import disagreement_section
+        ),
+    ]
+    return [*lines, "", *(f"- {note}" for note in panel.notes), ""]
 
-        lines += [*disagreement_section(report.disagreement), ""]
+
+def _unpaired_markdown(report: CalibrationReport, max_rows: int) -> list[str]:
+    lines: list[str] = []
     if report.unmatched_labels:
         lines += [f"## Unmatched labels ({len(report.unmatched_labels)})", ""]
         lines += table(
@@ -162,9 +164,7 @@ def _render_markdown(report: CalibrationReport, max_rows: int) -> str:
                 ),
             )
             lines += _more(len(report.unlabelled_cases), max_rows)
-    if report.notes:
-        lines += ["## Notes", "", *(f"- {note}" for note in report.notes), ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return lines
 
 
 def _more(total: int, shown: int) -> list[str]:

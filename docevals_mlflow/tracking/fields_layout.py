@@ -1,0 +1,242 @@
+"""The layout of a field comparison run: params, metrics, tags, tables and dataset.
+
+Does not import mlflow; :mod:`docevals_mlflow.tracking.runs` logs what this builds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from docevals_mlflow._version import __version__
+from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_file
+from docevals_mlflow.core.formatting import metric_text as figure_text
+from docevals_mlflow.fields.counts import METRIC_NAMES
+from docevals_mlflow.fields.report import REPORT_ROW_FIELDS
+from docevals_mlflow.reports.markdown import table
+from docevals_mlflow.tracking import diagnostics_layout
+from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
+from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.layout_shared import cell_metrics, tag_evaluation
+
+LIST_COUNTS = ("matched", "weak", "missed", "extra", "empty", "invented")
+"""A list's item counts, logged as ``list/<list>/<count>``."""
+
+
+def layout_fields(
+    writer: BundleWriter,
+    report: Mapping[str, Any],
+    *,
+    markdown: str,
+    dashboard: str,
+    verdict: str | None = None,
+    report_json: str | None = None,
+) -> KeyMap:
+    """Fill ``writer`` with a field comparison report (``BatchComparison.to_report()``).
+
+    ``report_json`` is the report already serialised (as the CLI writes it), so a
+    large report is not encoded twice.
+    """
+    keys = KeyMap()
+    schema = report["schema"]
+    writer.param("docevals.version", __version__)
+    writer.param("schema.id", schema["id"])
+    writer.param("schema.version", schema["version"])
+    writer.param("schema.sha256", schema["sha256"])
+    _overall_metrics(writer, keys, report)
+    for name, value in (report.get("settings") or {}).items():
+        writer.param(f"fields.{name}", value)
+    _breakdown_metrics(writer, keys, report)
+
+    tag_evaluation(writer, "fields", verdict=verdict, note=fields_summary(report, verdict))
+
+    if report_json is not None:
+        writer.text("report/report.json", report_json)
+    else:
+        writer.json("report/report.json", report)
+    writer.text("report/report.md", markdown)
+    writer.text("report/dashboard.html", dashboard)
+    _fields_tables(writer, report)
+    writer.json("metrics_index.json", keys.index())
+    return keys
+
+
+def _overall_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, Any]) -> None:
+    overall = report["overall"]
+    cell_metrics(writer, "overall", overall["counts"], overall["metrics"])
+    writer.metric("overall/macro_f1", overall["macro_f1"])
+    writer.metric("overall/documents", overall["documents"])
+    # Comparisons a provider failed to decide (inside the FD cell): logged even when
+    # zero, so that a run can be told apart from one that never checked.
+    writer.metric("overall/undecided", overall.get("undecided", 0))
+    unpaired = report["unpaired"]
+    writer.metric("unpaired/expected_only", len(unpaired["expected_only"]))
+    writer.metric("unpaired/predicted_only", len(unpaired["predicted_only"]))
+    if report.get("calibration"):
+        diagnostics_layout.calibration_metrics(writer, keys, report["calibration"])
+
+    # Counted even when zero, like undecided: a run that checked says so.
+    writer.metric("overall/unparsed", overall.get("unparsed", 0))
+    invalid = report.get("invalid_expected") or {}
+    writer.metric("overall/invalid_expected", invalid.get("documents", 0))
+
+
+def _breakdown_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, Any]) -> None:
+    """Per field, discovered field, class and list."""
+    _field_metrics(writer, keys, "field", report["fields"])
+    discovered = report.get("discovered")
+    if discovered and not discovered["included"]:
+        # Outside the headline figures: their own namespace, never mixed into field/.
+        cell_metrics(writer, "discovered/overall", discovered["counts"], discovered["metrics"])
+        _field_metrics(writer, keys, "discovered", discovered["fields"])
+    for name, entry in report["classes"].items():
+        segment = keys.named("class", name)
+        cell_metrics(writer, f"class/{segment}", entry["counts"], entry["metrics"])
+        writer.metric(legal_key(f"class/{segment}/macro_f1"), entry["macro_f1"])
+        writer.metric(legal_key(f"class/{segment}/documents"), entry["documents"])
+    for entry in report["lists"]:
+        segment = keys.segment("list", entry["template"], keys.field(entry["template"]))
+        for name in LIST_COUNTS:
+            if name in entry:
+                writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
+        for name in ("f1", "far"):
+            value = (entry.get("metrics") or {}).get(name)
+            writer.metric(legal_key(f"list/{segment}/{name}"), value)
+
+
+def _field_metrics(
+    writer: BundleWriter, keys: KeyMap, namespace: str, entries: Sequence[Mapping[str, Any]]
+) -> None:
+    """``<namespace>/<field>/...`` for each field entry (the method joins the segment
+    when two classes compare one template differently); ``unparsed`` when any."""
+    templates: dict[str, int] = {}
+    for entry in entries:
+        templates[entry["template"]] = templates.get(entry["template"], 0) + 1
+    for entry in entries:
+        shared = templates[entry["template"]] > 1
+        segment = keys.field(entry["template"], entry["method"] if shared else None)
+        cell_metrics(writer, f"{namespace}/{segment}", entry["counts"], entry["metrics"])
+        if entry.get("unparsed"):
+            writer.metric(legal_key(f"{namespace}/{segment}/unparsed"), entry["unparsed"])
+
+
+def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:
+    """The Markdown run description for a field comparison."""
+    overall = report["overall"]
+    metrics = overall["metrics"]
+    lines = [
+        f"**docevals field comparison**: {overall['documents']:,} documents, "
+        f"schema `{report['schema']['id']}`" + (f", verdict **{verdict}**" if verdict else ""),
+        "",
+        *table(
+            ["metric", "value"],
+            [
+                *((name, figure_text(metrics.get(name))) for name in METRIC_NAMES),
+                ("macro F1", figure_text(overall["macro_f1"])),
+            ],
+        ),
+    ]
+    worst = sorted(
+        (entry for entry in report["fields"] if entry["metrics"]["f1"] is not None),
+        key=lambda entry: entry["metrics"]["f1"],
+    )[:5]
+    if worst:
+        lines += ["", "Weakest fields:", ""]
+        lines += table(
+            ["field", "method", "F1"],
+            (
+                (entry["template"], entry["method"], figure_text(entry["metrics"]["f1"]))
+                for entry in worst
+            ),
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _text_value(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+_ROW_COLUMNS = ("document_id", "document_class", *REPORT_ROW_FIELDS)
+
+
+def _fields_tables(writer: BundleWriter, report: Mapping[str, Any]) -> None:
+    import pandas as pd
+
+    documents = []
+    rows: list[tuple[Any, ...]] = []
+    for document in report["documents"]:
+        documents.append(
+            {
+                "document_id": document["id"],
+                "document_class": document["class"],
+                **document["counts"],
+                **document["metrics"],
+            }
+        )
+        doc_id, doc_class = document["id"], document["class"]
+        # Values are kept as text, so "0123" stays "0123" (Parquet keeps strings);
+        # structured values are JSON.
+        rows.extend(
+            (
+                doc_id,
+                doc_class,
+                row["path"],
+                row["template"],
+                row["method"],
+                row["threshold"],
+                _text_value(row["expected"]),
+                _text_value(row["actual"]),
+                row["score"],
+                row["outcome"],
+                row["matched"],
+                row["confidence"],
+                row["discovered"],
+                row["reason"],
+            )
+            for row in document.get("rows") or ()
+        )
+    writer.parquet("results/documents.parquet", pd.DataFrame(documents))
+    if rows:
+        writer.parquet(
+            "results/fields.parquet", pd.DataFrame.from_records(rows, columns=list(_ROW_COLUMNS))
+        )
+
+
+def fields_dataset(expected_path: str | os.PathLike[str]) -> tuple[DatasetInput, Any]:
+    """The ground-truth dataset of a field comparison: the expected file or folder.
+
+    The digest is the SHA-256 of the file's bytes (of every document file's name and
+    bytes, for a folder: its ``.json`` files, or its Parquet part files), so the same
+    ground truth always has the same digest.
+    """
+    import pandas as pd
+
+    from docevals_mlflow.fields.parquet_inputs import is_parquet, parquet_files
+
+    path = Path(expected_path)
+    if path.is_dir():
+        parts = []
+        records = []
+        files = parquet_files(path) if is_parquet(path) else sorted(path.glob("*.json"))
+        for file in files:
+            data = file.read_bytes()
+            parts.append(file.name.encode("utf-8") + b"\0" + data)
+            records.append({"file": file.name, "sha256": sha256_bytes(data)})
+        digest = sha256_bytes(b"\0".join(parts))
+        frame = pd.DataFrame(records, columns=["file", "sha256"])
+    else:
+        # Read in blocks: the same digest as hashing the bytes, in bounded memory.
+        digest = sha256_file(path)
+        frame = pd.DataFrame([{"file": path.name, "sha256": digest}])
+    dataset = DatasetInput(
+        name=path.stem or path.name,
+        digest=digest[:32],
+        source=path.name,
+        records="inputs/ground_truth.parquet",
+    )
+    return dataset, frame
