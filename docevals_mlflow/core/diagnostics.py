@@ -2,7 +2,9 @@
 confidence calibration and review budgets.
 
 Plain data, JSON round-trippable. They live in ``core`` because stage, suite and
-field reports carry them; :mod:`docevals_mlflow.diagnostics` computes them. Every
+field reports carry them. :mod:`docevals_mlflow.diagnostics` computes the reruns and
+cascades; calibration and review budgets are pure arithmetic that the field report
+needs too, so :mod:`docevals_mlflow.core.statistics` computes those. Every
 field a report gains from here is optional, so reports written before stay valid.
 """
 

@@ -20,6 +20,18 @@ from docevals_mlflow.fields.comparator import (
 )
 from docevals_mlflow.fields.numbers import parse_number, parse_number_text
 
+_WHOLE_LIMIT = 2.0**53
+"""Below this, a whole float is an exact integer and prints as one."""
+
+
+def _number_text(number: float) -> str:
+    """A parsed number as a reason shows it: whole numbers without ``.0``, others as
+    the shortest text that reads back to the same float. ``:g`` rounded to six
+    digits, so 123456.78 against 123456.79 read ``123457 vs 123457``."""
+    if number.is_integer() and abs(number) < _WHOLE_LIMIT:
+        return str(int(number))
+    return repr(number)
+
 
 class _TextKey(float):
     """The ``NUMERIC_EXACT`` key of a value that is not a number.
@@ -204,7 +216,7 @@ class NumericComparator:
             return (
                 "Exact numeric match" if expected == predicted else "Numbers match within tolerance"
             )
-        return f"Numbers differ ({expected:g} vs {predicted:g})"
+        return f"Numbers differ ({_number_text(expected)} vs {_number_text(predicted)})"
 
     def config(self) -> dict[str, Any]:
         return {

@@ -5,14 +5,13 @@ items.
 
 from __future__ import annotations
 
-from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.core.formatting import level_text, metric_text
 from docevals_mlflow.core.statistics import kappa_strength
 from docevals_mlflow.judges.calibration.report import (
     CalibrationReport,
     ConfidenceInterval,
     LevelName,
     PanelCalibration,
-    level_text,
     share_percent,
 )
 from docevals_mlflow.reports.diagnostics_markdown import disagreement_section

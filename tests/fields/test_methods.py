@@ -182,6 +182,22 @@ def test_numeric_reasons() -> None:
     assert comparator.reason(c, a, 0.0) == "The expected value is not a number"
 
 
+@pytest.mark.parametrize(
+    ("expected", "predicted", "shown"),
+    [
+        ("-20", "-200", "-20 vs -200"),
+        ("123456.78", "123456.79", "123456.78 vs 123456.79"),  # :g showed 123457 twice
+        ("1e-7", "2e-7", "1e-07 vs 2e-07"),
+        ("RM7.42", "7.43", "7.42 vs 7.43"),
+        ("12345678901", "12345678902", "12345678901 vs 12345678902"),
+    ],
+)
+def test_differing_numbers_never_read_alike(expected: str, predicted: str, shown: str) -> None:
+    comparator = make_comparator(FieldSpec(method="NUMERIC_EXACT"))
+    reason = comparator.reason(comparator.prepare(expected), comparator.prepare(predicted), 0.0)
+    assert reason == f"Numbers differ ({shown})"
+
+
 # --- FUZZY ----------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.core.diagnostics import DisagreementBudget
-from docevals_mlflow.core.formatting import metric_text, percent_text
+from docevals_mlflow.core.formatting import level_text, metric_text, percent_text
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.statistics import kappa_strength
 from docevals_mlflow.judges.calibration.labels import ClaimKind, HumanLabel
@@ -33,12 +33,6 @@ def share_percent(value: float, *, sign: bool = True) -> str:
     range such as ``70.0-85.0%``)."""
     text = percent_text(value)
     return text if sign else text.removesuffix("%")
-
-
-def level_text(confidence: float) -> str:
-    """A confidence level as a percentage (``95%``, ``97.5%``)."""
-    # A setting, not a measurement: printed as given, never rounded.
-    return f"{confidence * 100:g}%"
 
 
 class ConfidenceInterval(DocEvalsModel):
