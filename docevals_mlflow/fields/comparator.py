@@ -85,6 +85,14 @@ def format_threshold(value: float) -> str:
     return f"{value:g}"
 
 
+def similarity_reason(score: float, threshold: float) -> str:
+    """The reason of a graded pair: an exact match, or its score against the threshold."""
+    if score >= 1.0:
+        return "Exact match"
+    relation = ">=" if score >= threshold else "below"
+    return f"Similarity {score:.2f} {relation} threshold {format_threshold(threshold)}"
+
+
 class SimpleComparator:
     """A base for the comparator of a plugin method: subclass it and write
     :meth:`score` (and :meth:`prepare` when values need a key first).
@@ -135,10 +143,7 @@ class SimpleComparator:
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
         """Why a pair matched or not, for report rows."""
-        if score >= 1.0:
-            return "Exact match"
-        relation = ">=" if score >= self.threshold else "below"
-        return f"Similarity {score:.2f} {relation} threshold {format_threshold(self.threshold)}"
+        return similarity_reason(score, self.threshold)
 
     def config(self) -> dict[str, Any]:
         """Settings that change decisions."""

@@ -16,6 +16,7 @@ from docevals_mlflow.fields.comparator import (
     Vector,
     format_threshold,
     prepare_each,
+    similarity_reason,
     text_of,
 )
 
@@ -88,10 +89,7 @@ class _SimilarityComparator:
         return scores
 
     def reason(self, expected: Any, predicted: Any, score: float) -> str:
-        if score >= 1.0:
-            return "Exact match"
-        relation = ">=" if score >= self.threshold else "below"
-        return f"Similarity {score:.2f} {relation} threshold {format_threshold(self.threshold)}"
+        return similarity_reason(score, self.threshold)
 
 
 _ONLY_TEXT = frozenset({str})

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import plotly.graph_objects as go
 
 from docevals_mlflow.core.formatting import defined_number, percent_of
-from docevals_mlflow.reports.dashboard_figures import OUTCOME_COLOURS
+from docevals_mlflow.reports.dashboard_figures import OUTCOME_COLOURS, diagonal_trace
 from docevals_mlflow.reports.html import Page, figure_layout, html_note
 
 MAX_CONFIDENCE_ROWS = 200_000
@@ -122,14 +122,7 @@ def reliability_figure(bins: Sequence[ConfidenceBin]) -> go.Figure:
     filled = [item for item in bins if item.total]
     reliability = go.Figure(
         [
-            go.Scatter(
-                name="perfect calibration",
-                x=[0.0, 1.0],
-                y=[0.0, 1.0],
-                mode="lines",
-                line={"dash": "dash", "color": "#999"},
-                hoverinfo="skip",
-            ),
+            diagonal_trace("perfect calibration"),
             go.Scatter(
                 name="fraction correct",
                 x=[(item.low + item.high) / 2 for item in filled],

@@ -2,8 +2,8 @@
 
 The page machinery (self-contained pages, fixed div ids, escaping) lives in
 :mod:`docevals_mlflow.reports.html`; this module holds what the dashboards draw
-alike: the colours of outcomes, verdicts and failure contexts, the bar-count cap and
-stacked count bars.
+alike: the colours of outcomes, verdicts and failure contexts, the bar-count cap,
+stacked count bars and the reference diagonal.
 """
 
 from __future__ import annotations
@@ -48,6 +48,19 @@ CONTEXT_COLOURS = {
 def escaped(value: Any) -> str:
     """``value`` as HTML-escaped text; ``None`` as the empty text."""
     return html.escape("" if value is None else str(value))
+
+
+def diagonal_trace(name: str) -> go.Scatter:
+    """The dashed diagonal from (0, 0) to (1, 1) that a rate curve is read against
+    (perfect calibration, review in random order)."""
+    return go.Scatter(
+        name=name,
+        x=[0.0, 1.0],
+        y=[0.0, 1.0],
+        mode="lines",
+        line={"dash": "dash", "color": "#999"},
+        hoverinfo="skip",
+    )
 
 
 def bar_height(count: int) -> int:

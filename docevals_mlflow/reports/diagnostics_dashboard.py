@@ -23,6 +23,7 @@ from docevals_mlflow.core.formatting import (
     score_text,
 )
 from docevals_mlflow.diagnostics.cascades import cascade_sankey
+from docevals_mlflow.reports.dashboard_figures import diagonal_trace
 from docevals_mlflow.reports.html import Page, figure_layout, html_cards, html_note, html_table
 
 CURVE_COLOUR = "#1f77b4"
@@ -37,14 +38,7 @@ def review_curve_figure(review: ReviewBudget, *, title: str, unit: str) -> go.Fi
     order = "least confident" if review.signal == "confidence" else "most disputed"
     figure = go.Figure(
         [
-            go.Scatter(
-                name="random order",
-                x=[0.0, 1.0],
-                y=[0.0, 1.0],
-                mode="lines",
-                line={"dash": "dash", "color": "#999"},
-                hoverinfo="skip",
-            ),
+            diagonal_trace("random order"),
             go.Scatter(
                 name=f"{order} first",
                 x=steps,

@@ -18,7 +18,7 @@ from typing import Any
 from docevals_mlflow.core.datafiles import parse_json
 from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import DocEvalsError, InputError
-from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer
+from docevals_mlflow.fields.compare import DocumentComparison, FieldComparer, FieldInfo
 from docevals_mlflow.fields.leaves import expand_row
 from docevals_mlflow.fields.processes import ComparerKey, cached_comparer
 from docevals_mlflow.fields.schema import DocumentSchema
@@ -170,18 +170,25 @@ def _result_row(order: int, document: DocumentComparison) -> dict[str, Any]:
     return row
 
 
+def _template(position: int, template: str, info: FieldInfo) -> dict[str, Any]:
+    """The leading columns of a cell or item row: the template and how it is compared."""
+    return {
+        "position": position,
+        "template": template,
+        "label": info.label,
+        "method": info.method,
+        "threshold": info.threshold,
+        "discovered": info.discovered,
+        "kind": info.kind,
+    }
+
+
 def _cells(document: DocumentComparison) -> list[dict[str, Any]]:
     """The document's cells per field template, with how each is compared."""
     infos, included = document.fields, document.include_discovered
     return [
         {
-            "position": position,
-            "template": template,
-            "label": infos[template].label,
-            "method": infos[template].method,
-            "threshold": infos[template].threshold,
-            "discovered": infos[template].discovered,
-            "kind": infos[template].kind,
+            **_template(position, template, infos[template]),
             "apart": infos[template].discovered and not included,
             **dict(zip(CELLS, cells, strict=True)),
             "undecided": document.undecided.get(template, 0),
@@ -196,13 +203,7 @@ def _items(document: DocumentComparison) -> list[dict[str, Any]]:
     infos = document.fields
     return [
         {
-            "position": position,
-            "template": template,
-            "label": infos[template].label,
-            "method": infos[template].method,
-            "threshold": infos[template].threshold,
-            "discovered": infos[template].discovered,
-            "kind": infos[template].kind,
+            **_template(position, template, infos[template]),
             **dict(zip(ITEMS, item_counts, strict=True)),
         }
         for position, (template, item_counts) in enumerate(document.items.items())

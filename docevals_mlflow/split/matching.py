@@ -59,16 +59,22 @@ class SectionMatch(ReportPart):
     """How many predicted sections hold pages of this section."""
 
 
-class MatchingScores(ReportPart):
-    """The strict one-to-one section scores of one packet."""
+class MatchingFigures(ReportPart):
+    """The one-to-one section matching figures of a packet or of a batch."""
 
     expected_sections: int
     predicted_sections: int
     exact: Detection
     ordered: Detection
     mean_iou: float | None
+    """Sum of paired IoU / expected sections (over all packets, for a batch)."""
     split_sections: int
     merged_sections: int
+
+
+class MatchingScores(MatchingFigures):
+    """The strict one-to-one section scores of one packet."""
+
     section_details: list[SectionMatch]
     unpaired_predicted: list[str]
     """Predicted sections without a counterpart (no shared page, or outbid)."""
@@ -288,4 +294,4 @@ def _section_details(
     return details, exact, ordered, section_iou
 
 
-__all__ = ["MatchingScores", "SectionMatch", "assign", "packet_matching"]
+__all__ = ["MatchingFigures", "MatchingScores", "SectionMatch", "assign", "packet_matching"]

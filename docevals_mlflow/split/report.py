@@ -23,7 +23,7 @@ from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.boundaries import BoundaryScores
 from docevals_mlflow.split.classes import ClassReport
 from docevals_mlflow.split.graded import GradedFigures, GradedScores
-from docevals_mlflow.split.matching import MatchingScores
+from docevals_mlflow.split.matching import MatchingFigures, MatchingScores
 from docevals_mlflow.split.scores import Detection, ReportPart
 from docevals_mlflow.split.seed_metrics import (
     OrderedSplitAccuracy,
@@ -101,17 +101,9 @@ class BoundarySummary(Detection):
     macro_f1: float | None
 
 
-class MatchingSummary(ReportPart):
+class MatchingSummary(MatchingFigures):
     """One-to-one section matching over a batch (counts pooled)."""
 
-    expected_sections: int
-    predicted_sections: int
-    exact: Detection
-    ordered: Detection
-    mean_iou: float | None
-    """Sum of paired IoU / expected sections, over all packets."""
-    split_sections: int
-    merged_sections: int
     macro_f1: float | None
     """Mean of the packets' exact-match F1."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -218,16 +219,24 @@ def approval_note(
     return "\n".join(lines) + "\n"
 
 
-def approval_bundle(
-    *,
-    name: str,
-    version: int,
-    digest: str,
-    run_id: str,
-    description: str,
-    signatures: SignatureState,
-    cases: list[ApprovedGroundTruth],
-) -> BundleWriter:
+@dataclass(frozen=True)
+class ApprovalContent:
+    """What the approval run of one dataset version records."""
+
+    name: str
+    version: int
+    digest: str
+    run_id: str
+    """The run it is logged into (its records are addressed as ``runs:/<run_id>/...``)."""
+    description: str
+    signatures: SignatureState
+    cases: list[ApprovedGroundTruth]
+
+
+def approval_bundle(content: ApprovalContent) -> BundleWriter:
+    """The bundle of an approval run: params, tags, note, records and dataset input."""
+    name, version, digest = content.name, content.version, content.digest
+    description, cases = content.description, content.cases
     writer = BundleWriter(kind="approval", run_name=f"{name} v{version}")
     rows = sum(len(approved.rows) for approved in cases)
     writer.param("docevals.version", __version__)
@@ -243,7 +252,7 @@ def approval_bundle(
     key_ids = sorted({a.record.key_id for a in cases if a.record.key_id})
     if key_ids:
         writer.tag(KEY_IDS_TAG, bounded(", ".join(key_ids)))
-    writer.tag(SIGNATURES_TAG, signatures)
+    writer.tag(SIGNATURES_TAG, content.signatures)
     if description:
         writer.tag(DESCRIPTION_TAG, bounded(description))
     writer.tag("mlflow.note.content", approval_note(name, version, digest, description, cases))
@@ -258,7 +267,7 @@ def approval_bundle(
         DatasetInput(
             name=name,
             digest=digest,
-            source=f"runs:/{run_id}/{RECORDS_PATH}",
+            source=f"runs:/{content.run_id}/{RECORDS_PATH}",
             records=RECORDS_PATH,
             tags={"docevals.dataset.version": str(version)},
         ),

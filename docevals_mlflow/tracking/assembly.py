@@ -56,10 +56,9 @@ if TYPE_CHECKING:
     )
     from docevals_mlflow.fields.batch import BatchComparison
     from docevals_mlflow.groundtruth.models import GenerationReport
-    from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
     from docevals_mlflow.judges.calibration import CalibrationReport
     from docevals_mlflow.split.report import PacketSplitReport, SplitReport
-    from docevals_mlflow.tracking.dataset_content import SignatureState
+    from docevals_mlflow.tracking.approval_runs import ApprovalContent
     from docevals_mlflow.tracking.generation_runs import GenerationSettings
     from docevals_mlflow.tracking.runs import LoggedRun
 
@@ -298,20 +297,10 @@ def assemble_generation(
 # --- approvals ------------------------------------------------------------------------
 
 
-def assemble_approval(
-    *,
-    name: str,
-    version: int,
-    digest: str,
-    run_id: str,
-    description: str,
-    signatures: SignatureState,
-    cases: list[ApprovedGroundTruth],
-    options: RunOptions = _NO_OPTIONS,
-) -> AssembledRun:
+def assemble_approval(content: ApprovalContent, options: RunOptions = _NO_OPTIONS) -> AssembledRun:
     """The approval run of a registered ground-truth dataset version (see
-    :mod:`~docevals_mlflow.tracking.approval_runs`); ``run_id`` is the run it is
-    logged into, named ``<name> v<version>``, in ``docevals-ground-truth`` by
+    :mod:`~docevals_mlflow.tracking.approval_runs`); ``content.run_id`` is the run it
+    is logged into, named ``<name> v<version>``, in ``docevals-ground-truth`` by
     default."""
     from docevals_mlflow.tracking.approval_runs import (
         DEFAULT_DATASET_EXPERIMENT,
@@ -319,15 +308,7 @@ def assemble_approval(
     )
 
     resolved = options.with_defaults(experiment=DEFAULT_DATASET_EXPERIMENT)
-    writer = approval_bundle(
-        name=name,
-        version=version,
-        digest=digest,
-        run_id=run_id,
-        description=description,
-        signatures=signatures,
-        cases=cases,
-    )
+    writer = approval_bundle(content)
     # The run's name is its version's, whatever the options say: it is how the
     # versions of a dataset are told apart in the MLflow UI.
     resolved = resolved.merged(run_name=writer.bundle.run_name)

@@ -32,6 +32,7 @@ from docevals_mlflow.tracking.approval_runs import (
     GENAI_WARNING_TAG,
     KIND_TAG,
     NAME_TAG,
+    ApprovalContent,
     abandon,
     approval_runs,
     bounded,
@@ -176,7 +177,7 @@ def _register(
         version = claim_version(client, name, run, candidate)
         if version != candidate:
             client.set_tag(run_id, "mlflow.runName", f"{name} v{version}")
-        assembled = assemble_approval(
+        content = ApprovalContent(
             name=name,
             version=version,
             digest=digest,
@@ -184,7 +185,9 @@ def _register(
             description=description,
             signatures=signatures,
             cases=cases,
-            options=RunOptions(tracking_uri=uri, experiment=experiment_name),
+        )
+        assembled = assemble_approval(
+            content, RunOptions(tracking_uri=uri, experiment=experiment_name)
         )
         # Into the run made above, whose version number is claimed already.
         with tempfile.TemporaryDirectory(prefix="docevals-dataset-") as temporary:

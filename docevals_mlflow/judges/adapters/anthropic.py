@@ -176,18 +176,9 @@ class AnthropicMessagesAdapter(HttpAdapter):
             "anthropic-version": self.anthropic_version,
         }
 
-    def attachment_policy(self) -> AttachmentPolicy:
-        """PDFs as documents (or pages), text files as text documents, other files
-        labelled as not attachable."""
-        return self.policy
-
     def describe_extra(self) -> dict[str, Any]:
-        """``max_tokens`` actually sent, strictness and the attachment settings."""
-        return {
-            "max_tokens": self.max_tokens,
-            "strict_tool": self.strict_tool,
-            **self.policy.describe(),
-        }
+        """``max_tokens`` actually sent and strictness (the attachment settings follow)."""
+        return {"max_tokens": self.max_tokens, "strict_tool": self.strict_tool}
 
     def wire_part(self, part: Part) -> dict[str, Any]:
         """Text, ``image`` and ``document`` blocks (PDFs as base64, text files as text)."""

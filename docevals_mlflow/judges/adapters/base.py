@@ -77,6 +77,8 @@ class HttpAdapter(RequestBody, UsageAccounting):
     requires_api_key: ClassVar[bool] = True
     api_path: ClassVar[str | None] = None
     """Where requests go below ``base_url`` (``"messages"``, ...), for :meth:`url`."""
+    policy: AttachmentPolicy | None = None
+    """The attachment settings an adapter with attachment arguments sets."""
 
     def __init__(
         self,
@@ -211,7 +213,10 @@ class HttpAdapter(RequestBody, UsageAccounting):
         return headers
 
     def attachment_policy(self) -> AttachmentPolicy:
-        """What this provider accepts as attachments."""
+        """What this provider accepts as attachments: the ``policy`` the adapter set
+        from its attachment arguments, else the default for its provider label."""
+        if self.policy is not None:
+            return self.policy
         return AttachmentPolicy(provider_label=self.provider)
 
     def redact(self, text: str) -> str:
@@ -223,8 +228,9 @@ class HttpAdapter(RequestBody, UsageAccounting):
         return attachment_parts(request.references, self.attachment_policy())
 
     def describe(self) -> dict[str, Any]:
-        """Provider, model, base URL (without credentials) and sampling settings, for
-        reports and cache keys. Never contains the API key."""
+        """Provider, model, base URL (without credentials), sampling settings, then the
+        adapter's own (:meth:`describe_extra`) and attachment settings, for reports and
+        cache keys. Never contains the API key."""
         described: dict[str, Any] = {
             "provider": self.provider,
             "model": self.model,
@@ -234,6 +240,8 @@ class HttpAdapter(RequestBody, UsageAccounting):
             "max_output_tokens": self.max_output_tokens,
         }
         described.update(self.describe_extra())
+        if self.policy is not None:
+            described.update(self.policy.describe())
         if self.http.extra_body:
             # Round-tripped through text so that a secret nested anywhere is removed.
             described["extra_body"] = json.loads(

@@ -87,13 +87,9 @@ class OpenAICompatibleChatAdapter(HttpAdapter):
         """Bearer authentication when a key is set, plus any extra headers."""
         return self.bearer_headers()
 
-    def attachment_policy(self) -> AttachmentPolicy:
-        """Images, PDFs as pages (or files), nothing else."""
-        return self.policy
-
     def describe_extra(self) -> dict[str, Any]:
-        """The attachment settings."""
-        return {"image_detail": self.image_detail, **self.policy.describe()}
+        """The image detail (the attachment settings follow it)."""
+        return {"image_detail": self.image_detail}
 
     def wire_part(self, part: Part) -> dict[str, Any]:
         """``text``, ``image_url`` and ``file`` parts (data URLs)."""

@@ -77,17 +77,9 @@ class OpenAIResponsesAdapter(HttpAdapter):
         """Bearer authentication plus any extra headers."""
         return self.bearer_headers()
 
-    def attachment_policy(self) -> AttachmentPolicy:
-        """PDFs and other files as ``input_file`` (or PDF pages as images)."""
-        return self.policy
-
     def describe_extra(self) -> dict[str, Any]:
-        """Reasoning effort, image detail and the attachment settings."""
-        return {
-            "reasoning_effort": self.reasoning_effort,
-            "image_detail": self.image_detail,
-            **self.policy.describe(),
-        }
+        """Reasoning effort and image detail (the attachment settings follow them)."""
+        return {"reasoning_effort": self.reasoning_effort, "image_detail": self.image_detail}
 
     def wire_part(self, part: Part) -> dict[str, Any]:
         """``input_text``, ``input_image`` and ``input_file`` parts (data URLs)."""
