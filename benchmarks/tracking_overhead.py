@@ -1,204 +1,229 @@
-"""What logging a field comparison to MLflow adds to the evaluation itself.
+"""What MLflow logging adds to ``docevals fields``, end to end.
 
-Documents come from ``statements.py`` with extra simple fields (``Reference NNN``)
-added to the schema and the data, so that a run has at least 500 metric keys; a
-second configuration reaches at least 5,000. For each one this times
+Times ``docevals fields`` (``docevals_mlflow.cli.main``, in this process, so imports
+are paid once and each figure is the command's own work) on flat documents of ten
+fields (one value in ten wrong) for 100, 1,000 and 10,000 documents:
 
-  (a) the evaluation as ``docevals fields`` runs it without MLflow: read and pair the
-      JSON Lines inputs, compare, build the report, write the JSON report, render
-      the Markdown report and the dashboard;
-  (b) building the run bundle from those and writing it to disk;
-  (c) ``log_bundle`` into a fresh SQLite store, migrated beforehand (a one-time cost
-      per store, not per run): warm (best of the repeats in this process) and cold
-      (in a new process, as a CLI run pays it: importing mlflow, then the first call);
+* MLflow off (``--no-mlflow``), and off but writing the HTML dashboard a run logs
+  (``--dashboard``), which tells rendering it from MLflow's own part;
+* MLflow on, into a warm SQLite store (migrated, already holding runs);
+* with traces, when ``docevals fields`` has a ``--traces`` option: ``--traces none``
+  and ``--traces all`` beside the default (otherwise said so, and "on" is the only
+  MLflow figure);
+* the same against a local ``mlflow server`` on PostgreSQL, when PostgreSQL's server
+  programs (``initdb``, ``pg_ctl``, ...) are installed; skipped with a message
+  otherwise.
 
-and counts the MlflowClient calls (and SQL store calls) one ``log_bundle`` makes.
-Prints figures; asserts nothing.
+Then 347 flat receipts (four fields, the size of SROIE's test set) as a user runs
+them: ``python -m docevals_mlflow fields`` in a new process, MLflow off and on (warm
+store). Logging's share is (on - off) / on. Also counts the MlflowClient calls of one
+run per size (batched: the count does not grow with documents or metrics). Prints
+figures; asserts nothing.
 
-    python benchmarks/tracking_overhead.py [--documents 1000] [--items 10]
-        [--large-documents 1000] [--repeat 3]
+    python benchmarks/tracking_overhead.py [--sizes 100,1000,10000] [--repeat 3]
+        [--no-postgres]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
-import gc
-import itertools
+import io
 import json
 import os
 import random
-import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The repository root, for tests.tracking.servers (how the tests start PostgreSQL).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from statements import SCHEMA, statements
+from docevals_mlflow.cli import build_parser, main
 
-from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.fields.batch import compare_documents
-from docevals_mlflow.fields.inputs import pair_records
-from docevals_mlflow.fields.schema import DocumentSchema
-from docevals_mlflow.reports.dashboard import render_fields_dashboard
-from docevals_mlflow.reports.fields_markdown import render_fields_markdown
-from docevals_mlflow.tracking.bundle import BundleWriter
-from docevals_mlflow.tracking.layout import fields_dataset, layout_fields
-
-CLASS = "Bank Statement"
-# Extra fields per configuration: each adds up to 11 keys (6 metrics, 5 cells) to the
-# ~140 of the statement schema. Measured key counts are printed, not assumed.
-SMALL_EXTRA = 40
-LARGE_EXTRA = 490
-COLD_LOG = """
-import sys, time
-# What a CLI run has loaded when it starts logging: the evaluation's modules.
-import docevals_mlflow.fields.batch, docevals_mlflow.reports.dashboard
-from docevals_mlflow.tracking.runs import log_bundle
-start = time.perf_counter()
-import mlflow.tracking
-imported = time.perf_counter()
-log_bundle(sys.argv[1], tracking_uri=sys.argv[2])
-print(imported - start, time.perf_counter() - imported)
-"""
+FIELDS = {
+    "invoice_number": {"method": "EXACT"},
+    "issue_date": {"method": "DATE"},
+    "due_date": {"method": "DATE"},
+    "vendor": {"method": "FUZZY", "threshold": 0.85},
+    "vendor_vat": {"method": "EXACT"},
+    "city": {"method": "FUZZY", "threshold": 0.85},
+    "currency": {"method": "NORMALIZED"},
+    "net": {"method": "NUMERIC_EXACT", "threshold": 0.01},
+    "tax": {"method": "NUMERIC_EXACT", "threshold": 0.01},
+    "total": {"method": "NUMERIC_EXACT", "threshold": 0.01},
+}
+RECEIPT_FIELDS = {
+    "company": {"method": "FUZZY", "threshold": 0.85},
+    "date": {"method": "DATE"},
+    "address": {"method": "FUZZY", "threshold": 0.8},
+    "total": {"method": "NUMERIC_EXACT", "threshold": 0.01},
+}
+RECEIPTS = 347
+WORDS = ["Nord", "Atelier", "Lumière", "Kedai", "Müller", "Apotheke", "Station", "Markt"]
 
 
 @dataclass
 class Inputs:
-    schema: DocumentSchema
+    schema: Path
     expected: Path
     predicted: Path
-    schema_file: Path
 
 
-@dataclass
-class Evaluation:
-    report: dict[str, Any]
-    markdown: str
-    dashboard: str
+def _value(name: str, method: str, rng: random.Random) -> object:
+    if method == "DATE":
+        return f"2024-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
+    if method == "NUMERIC_EXACT":
+        return round(rng.uniform(1, 5000), 2)
+    if method == "NORMALIZED":
+        return rng.choice(["EUR", "USD", "GBP"])
+    if method == "FUZZY":
+        return " ".join(rng.choice(WORDS) for _ in range(3))
+    return f"{name[:3].upper()}-{rng.randrange(10**6):06d}"
 
 
-@dataclass
-class Result:
-    label: str
-    documents: int
-    metrics: int = 0
-    params: int = 0
-    tags: int = 0
-    bundle_mib: float = 0.0
-    times: dict[str, float] = field(default_factory=dict)
-    client_calls: Counter[str] = field(default_factory=Counter)
-    store_calls: Counter[str] = field(default_factory=Counter)
+def _wrong(value: object) -> object:
+    return round(value + 1, 2) if isinstance(value, float) else f"{value}x"
 
 
-def rich_schema(extra: int) -> DocumentSchema:
-    """The statement schema with ``extra`` more simple fields, alternately exact and fuzzy."""
-    data = SCHEMA.model_dump(mode="json")
-    (statement,) = data["classes"]
-    for index in range(extra):
-        method = {"method": "EXACT"} if index % 2 else {"method": "FUZZY", "threshold": 0.8}
-        statement["fields"][f"Reference {index:03d}"] = method
-    return DocumentSchema.model_validate(data)
-
-
-def write_inputs(folder: Path, documents: int, items: int, extra: int) -> Inputs:
-    """JSON Lines inputs, as a user would pass them to ``docevals fields``."""
-    schema = rich_schema(extra)
-    rng = random.Random(3)
-    expected_lines, predicted_lines = [], []
-    for index, (truth, prediction) in enumerate(statements(documents, items)):
-        for number in range(extra):
-            value = f"R{number}-{rng.randrange(10**6):06d}"
-            truth[f"Reference {number:03d}"] = value
-            # One value in ten is wrong, so every metric has something to count.
-            prediction[f"Reference {number:03d}"] = value + "x" if rng.random() < 0.1 else value
-        document_id = f"doc-{index:05d}"
-        expected_lines.append({"id": document_id, "class": CLASS, "data": truth})
-        predicted_lines.append({"id": document_id, "class": CLASS, "data": prediction})
+def write_inputs(folder: Path, documents: int, fields: dict[str, dict[str, object]]) -> Inputs:
+    """Schema and JSON Lines inputs as a user passes them; one value in ten is wrong."""
+    rng = random.Random(documents)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, lines in (("expected", expected_lines), ("predicted", predicted_lines)):
-        path = folder / f"{name}.jsonl"
+    schema = {"schema_id": "bench", "version": "1", "classes": [{"name": "Doc", "fields": fields}]}
+    expected, predicted = [], []
+    for index in range(documents):
+        truth = {name: _value(name, str(rule["method"]), rng) for name, rule in fields.items()}
+        guess = {k: _wrong(v) if rng.random() < 0.1 else v for k, v in truth.items()}
+        expected.append({"id": f"doc-{index:05d}", "class": "Doc", "data": truth})
+        predicted.append({"id": f"doc-{index:05d}", "class": "Doc", "data": guess})
+    paths = Inputs(folder / "schema.json", folder / "expected.jsonl", folder / "predicted.jsonl")
+    paths.schema.write_text(json.dumps(schema), encoding="utf-8")
+    for path, lines in ((paths.expected, expected), (paths.predicted, predicted)):
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        paths.append(path)
-    schema_file = folder / "schema.json"
-    schema_file.write_text(schema.model_dump_json(indent=1), encoding="utf-8")
-    return Inputs(schema, paths[0], paths[1], schema_file)
+    return paths
 
 
-def evaluate(inputs: Inputs, output: Path) -> Evaluation:
-    """(a): what ``docevals fields --markdown M`` does before MLflow, plus the dashboard."""
-    schema = DocumentSchema.load(inputs.schema_file)
-    pairs, expected_only, predicted_only = pair_records(inputs.expected, inputs.predicted)
-    batch = compare_documents(
-        pairs, schema, expected_only=expected_only, predicted_only=predicted_only
+def traces_option() -> bool:
+    """Whether this version's ``docevals fields`` has a ``--traces`` option."""
+    parser = build_parser()
+    fields = next(
+        action.choices["fields"]
+        for action in parser._actions  # argparse keeps subparsers nowhere public
+        if isinstance(action, argparse._SubParsersAction)
     )
-    report = batch.to_report()
-    json_text = json.dumps(report, ensure_ascii=False, indent=1, default=str) + "\n"
-    markdown = render_fields_markdown(report)
-    atomic_write_text(output / "report.json", json_text)
-    atomic_write_text(output / "report.md", markdown)
-    return Evaluation(report, markdown, render_fields_dashboard(report))
+    return any("--traces" in action.option_strings for action in fields._actions)
 
 
-def build_bundle(inputs: Inputs, evaluation: Evaluation, folder: Path) -> BundleWriter:
-    """(b): the bundle exactly as ``docevals fields`` builds it, written to ``folder``."""
-    writer = BundleWriter(run_name="report")
-    layout_fields(
-        writer, evaluation.report, markdown=evaluation.markdown, dashboard=evaluation.dashboard
-    )
-    writer.text("specs/schema.json", inputs.schema.model_dump_json(indent=1))
-    writer.dataset(*fields_dataset(inputs.expected))
-    writer.write(folder)
-    return writer
+def fields_argv(inputs: Inputs, output: Path) -> list[str]:
+    return [
+        "fields",
+        *("--schema", str(inputs.schema)),
+        *("--expected", str(inputs.expected)),
+        *("--predicted", str(inputs.predicted)),
+        *("--output", str(output)),
+    ]
 
 
-def timed(function: Callable[[], Any]) -> tuple[float, Any]:
-    gc.collect()
+def run_fields(argv: list[str]) -> float:
+    """Seconds of one ``docevals fields`` in this process (its output swallowed)."""
+    sink = io.StringIO()
     start = time.perf_counter()
-    value = function()
-    return time.perf_counter() - start, value
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = main(argv)
+    seconds = time.perf_counter() - start
+    if code != 0:
+        raise SystemExit(f"docevals {' '.join(argv)} exited {code}:\n{sink.getvalue()[-2000:]}")
+    return seconds
 
 
-def best_of(
-    repeat: int, function: Callable[[], Any], prepare: Callable[[], None] = lambda: None
-) -> tuple[float, Any]:
-    """The best time of ``repeat`` runs and the last value; ``prepare`` runs untimed first."""
-    best, value = float("inf"), None
-    for _ in range(repeat):
-        prepare()
-        seconds, value = timed(function)
-        best = min(best, seconds)
-    return best, value
+def best_of(repeat: int, argv: list[str]) -> float:
+    return min(run_fields(argv) for _ in range(repeat))
 
 
-@contextmanager
-def counting(cls: type, counts: Counter[str]) -> Iterator[None]:
-    """Count calls to the public methods of ``cls`` made from outside the class.
+def modes(tracking_uri: str, traces: bool, dashboard: Path) -> dict[str, list[str]]:
+    """Label → the extra arguments of each way of running the command."""
+    on = ["--tracking-uri", tracking_uri, "--experiment", "bench"]
+    # A run logs the HTML dashboard: this row tells its rendering from MLflow's part.
+    off = {"MLflow off": ["--no-mlflow"], "off, --dashboard": ["--no-mlflow", "--dashboard"]}
+    off["off, --dashboard"].append(str(dashboard))
+    if not traces:
+        return {**off, "MLflow on": on}
+    return {
+        **off,
+        "on, --traces none": [*on, "--traces", "none"],
+        "on, default traces": on,
+        "on, --traces all": [*on, "--traces", "all"],
+    }
 
-    Calls a method makes to another method of the same class are not counted: the
-    question is how many calls the caller issues.
-    """
+
+def measure(
+    work: Path, sizes: list[int], repeat: int, tracking_uri: str, traces: bool
+) -> dict[str, dict[int, float]]:
+    """Best seconds per mode and size. The modes take turns in each round, so a busy
+    machine slows them alike; an untimed round first warms imports and the store."""
+    table: dict[str, dict[int, float]] = {}
+    for size in sizes:
+        inputs = write_inputs(work / f"inputs-{size}", size, FIELDS)
+        output = work / f"report-{size}.json"
+        ways = {
+            label: fields_argv(inputs, output) + extra
+            for label, extra in modes(tracking_uri, traces, work / "dashboard.html").items()
+        }
+        if size == sizes[0]:  # imports and the store's first connection, once
+            for argv in ways.values():
+                run_fields(argv)
+        for _ in range(repeat if size <= 1000 else min(repeat, 2)):
+            for label, argv in ways.items():
+                seconds = run_fields(argv)
+                row = table.setdefault(label, {})
+                row[size] = min(seconds, row.get(size, seconds))
+        for label in ways:
+            print(f"  {label:<22} {size:>6,} documents: {table[label][size]:.2f} s", flush=True)
+    return table
+
+
+def print_table(title: str, table: dict[str, dict[int, float]]) -> None:
+    off = table["MLflow off"]
+    sizes = sorted(off)
+    print(f"\n{title}")
+    print(f"{'':<24}" + "".join(f"{size:>14,} docs" for size in sizes))
+    print(f"{'MLflow off':<24}" + "".join(f"{off[size]:>17.2f} s" for size in sizes))
+    for label, row in table.items():
+        if label == "MLflow off":
+            continue
+        cells = []
+        for size in sizes:
+            share = 100 * (row[size] - off[size]) / row[size]
+            cells.append(f"{row[size]:>8.2f} s ({share:>4.0f}%)")
+        print(f"{label:<24}" + "".join(f"{cell:>19}" for cell in cells))
+    print("(%: logging's share of the command's wall time, (on - off) / on)")
+
+
+@contextlib.contextmanager
+def counting_client(counts: Counter[str]) -> Iterator[None]:
+    """Count the MlflowClient calls made from outside MlflowClient itself."""
+    from mlflow.tracking import MlflowClient
+
     depth = [0]
     originals = {
         name: member
-        for name, member in vars(cls).items()
+        for name, member in vars(MlflowClient).items()
         if not name.startswith("_") and callable(member)
     }
 
     def wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if depth[0] == 0:
-                counts[name] += 1
+            counts[name] += depth[0] == 0
             depth[0] += 1
             try:
                 return method(*args, **kwargs)
@@ -208,186 +233,113 @@ def counting(cls: type, counts: Counter[str]) -> Iterator[None]:
         return wrapper
 
     for name, member in originals.items():
-        setattr(cls, name, wrap(name, member))
+        setattr(MlflowClient, name, wrap(name, member))
     try:
         yield
     finally:
         for name, member in originals.items():
-            setattr(cls, name, member)
+            setattr(MlflowClient, name, member)
 
 
-def migrated_store(folder: Path) -> Path:
-    """An empty SQLite store with its schema migrated (seconds, once)."""
+def client_calls(work: Path, sizes: list[int], tracking_uri: str) -> None:
+    """MlflowClient calls one run makes per size: constant, however many documents."""
+    print("\nMlflowClient calls of one docevals fields run (untimed):")
+    for size in sizes:
+        inputs = write_inputs(work / f"inputs-{size}", size, FIELDS)
+        counts: Counter[str] = Counter()
+        with counting_client(counts):
+            run_fields([*fields_argv(inputs, work / "count.json"), "--tracking-uri", tracking_uri])
+        detail = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+        print(f"  {size:>6,} documents: {sum(counts.values())} calls ({detail})")
+
+
+def warm_sqlite(work: Path) -> str:
+    """A migrated SQLite store (the migration is a one-time cost per store)."""
     from mlflow.tracking import MlflowClient
 
-    path = folder / "template.db"
-    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
-    return path
+    uri = f"sqlite:///{work / 'mlflow.db'}"
+    MlflowClient(tracking_uri=uri).search_experiments()
+    return uri
 
 
-def fresh_store(template: Path, folder: Path, name: str) -> str:
-    # A copy of a migrated store is a fresh store without paying the migration again.
-    path = folder / f"{name}.db"
-    shutil.copy(template, path)
-    return f"sqlite:///{path}"
+@contextlib.contextmanager
+def postgres_tracking(work: Path) -> Iterator[str | None]:
+    """A local ``mlflow server`` on PostgreSQL (as the tests start it), or None."""
+    from tests.tracking.servers import mlflow_server, postgres_bin_dir, postgres_server
+
+    programs = postgres_bin_dir()
+    if programs is None:
+        print("\nPostgreSQL: skipped (initdb, pg_ctl, postgres, createdb not found)")
+        yield None
+        return
+    with postgres_server(programs) as database, mlflow_server(database.url, work / "pg") as server:
+        yield server.url
 
 
-def cold_log(bundle: Path, tracking_uri: str) -> tuple[float, float]:
-    """Seconds to import mlflow, then to log, in a new process (as a CLI run)."""
-    finished = subprocess.run(
-        [sys.executable, "-c", COLD_LOG, str(bundle), tracking_uri],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    imported, logged = finished.stdout.split()[-2:]
-    return float(imported), float(logged)
+def cli_seconds(argv: list[str], repeat: int) -> float:
+    """Best wall time of ``python -m docevals_mlflow`` in a new process, as a user runs it."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "docevals_mlflow", *argv],
+            capture_output=True,
+            check=True,
+        )
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
-def measure(
-    label: str,
-    work: Path,
-    *,
-    documents: int,
-    items: int,
-    extra: int,
-    repeat: int,
-    template: Path,
-) -> Result:
-    from docevals_mlflow.tracking.runs import log_bundle
-
-    folder = work / f"extra-{extra}"
-    inputs = write_inputs(folder / "inputs", documents, items, extra)
-    result = Result(label, documents)
-    output = folder / "output"
-    output.mkdir()
-    result.times["a"], evaluation = best_of(repeat, lambda: evaluate(inputs, output))
-
-    bundle = folder / "bundle"
-    result.times["b"], writer = best_of(
-        repeat,
-        lambda: build_bundle(inputs, evaluation, bundle),
-        # Each repeat writes into an empty folder, as the CLI's temporary one.
-        prepare=lambda: shutil.rmtree(bundle, ignore_errors=True),
-    )
-    result.metrics = len(writer.bundle.metrics)
-    result.params = len(writer.bundle.params)
-    result.tags = len(writer.bundle.tags)
-    result.bundle_mib = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file()) / 2**20
-
-    stores = itertools.count()
-    uri = [""]
-
-    def new_store() -> None:
-        # A new file each time (MLflow caches stores by URI); the previous runs'
-        # artifact copies (./mlruns, up to hundreds of MiB) are removed, untimed.
-        for old in folder.glob("store-*.db"):
-            old.unlink()
-        shutil.rmtree(work / "mlruns", ignore_errors=True)
-        uri[0] = fresh_store(template, folder, f"store-{next(stores)}")
-
-    def log() -> Any:
-        return log_bundle(bundle, tracking_uri=uri[0])
-
-    new_store()
-    result.times["import"], result.times["c cold"] = cold_log(bundle, uri[0])
-    result.times["c"], _ = best_of(repeat, log, prepare=new_store)
-    # Counted in a run of its own: the wrappers must not weigh on the timings.
-    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-    from mlflow.tracking import MlflowClient
-
-    new_store()
-    with counting(MlflowClient, result.client_calls), counting(SqlAlchemyStore, result.store_calls):
-        log()
-    return result
+def receipts(work: Path, tracking_uri: str, repeat: int) -> None:
+    inputs = write_inputs(work / "receipts", RECEIPTS, RECEIPT_FIELDS)
+    argv = fields_argv(inputs, work / "receipts.json")
+    on = [*argv, "--tracking-uri", tracking_uri, "--experiment", "receipts"]
+    cli_seconds(on, 1)  # the store is warm: migrated, a run already in the experiment
+    off_s, on_s = cli_seconds([*argv, "--no-mlflow"], repeat), cli_seconds(on, repeat)
+    inside_off = best_of(repeat, [*argv, "--no-mlflow"])
+    inside_on = best_of(repeat, on)
+    print(f"\n{RECEIPTS} flat receipts (4 fields), warm SQLite store:")
+    print(f"  new process (docevals fields): MLflow off {off_s:.2f} s, on {on_s:.2f} s")
+    print(f"  in process (imports paid):     MLflow off {inside_off:.2f} s, on {inside_on:.2f} s")
+    print(f"  logging's share in process: {100 * (inside_on - inside_off) / inside_on:.0f}%")
 
 
-def print_results(results: list[Result]) -> None:
-    rows = [
-        ("(a) evaluation without MLflow", "a"),
-        ("(b) build + write bundle", "b"),
-        ("(c) log_bundle, warm", "c"),
-        ("(c) log_bundle, cold (new process)", "c cold"),
-        ("    + import mlflow (new process)", "import"),
-    ]
-    width = 40
-    print()
-    header = f"{'':<{width}}" + "".join(f"{r.label:>24}" for r in results)
-    print(header)
-    print("-" * len(header))
-    described = [
-        ("documents", lambda r: f"{r.documents:,}"),
-        ("metric keys", lambda r: f"{r.metrics:,}"),
-        ("params / tags", lambda r: f"{r.params} / {r.tags}"),
-        ("bundle size", lambda r: f"{r.bundle_mib:.1f} MiB"),
-    ]
-    for name, shown in described:
-        print(f"{name:<{width}}" + "".join(f"{shown(r):>24}" for r in results))
-    for name, key in rows:
-        cells = []
-        for r in results:
-            seconds = r.times[key]
-            share = "" if key == "a" else f" ({100 * seconds / r.times['a']:.1f}%)"
-            cells.append(f"{seconds:.3f} s{share}")
-        print(f"{name:<{width}}" + "".join(f"{cell:>24}" for cell in cells))
-    overhead = [f"{100 * (r.times['b'] + r.times['c']) / r.times['a']:.1f}%" for r in results]
-    print(f"{'(b)+(c) warm as % of (a)':<{width}}" + "".join(f"{o:>24}" for o in overhead))
-    # What `docevals fields` adds in practice: one process, so import and cold call.
-    cli = [
-        f"{100 * (r.times['b'] + r.times['import'] + r.times['c cold']) / r.times['a']:.1f}%"
-        for r in results
-    ]
-    print(f"{'CLI: (b)+import+(c) cold as % of (a)':<{width}}" + "".join(f"{c:>24}" for c in cli))
-    print()
-    print("calls made by one log_bundle:")
-    for kind in ("client_calls", "store_calls"):
-        title = "MlflowClient" if kind == "client_calls" else "SqlAlchemyStore"
-        for r in results:
-            counts: Counter[str] = getattr(r, kind)
-            total = sum(counts.values())
-            detail = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
-            print(
-                f"  {title:<16} {r.label:>12}: {total:>3} calls for {r.metrics:,} metric keys "
-                f"({detail})"
-            )
-
-
-def main() -> None:
+def main_benchmark() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--documents", type=int, default=1000)
-    parser.add_argument("--items", type=int, default=10, help="transactions per document")
-    parser.add_argument("--large-documents", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sizes", default="100,1000,10000", help="document counts")
+    parser.add_argument("--repeat", type=int, default=3, help="best of (at most 2 above 1,000)")
+    parser.add_argument("--no-postgres", action="store_true", help="skip the server part")
     args = parser.parse_args()
+    # Stopped with SIGTERM, the servers' context managers still stop them.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # Offline: MLflow must not try to send usage telemetry while it is timed.
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-
+    os.environ.update({"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"})
+    os.environ.pop("DOCEVALS_NO_MLFLOW", None)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    traces = traces_option()
+    if not traces:
+        print("docevals fields has no --traces option here: MLflow on is measured without it")
     with tempfile.TemporaryDirectory(prefix="docevals-bench-") as temporary:
         work = Path(temporary)
-        # SQLite stores put artifacts under ./mlruns: keep them in the temporary folder.
         previous = Path.cwd()
+        # SQLite stores put artifacts under ./mlruns: keep them in the temporary folder.
         os.chdir(work)
         try:
-            template = migrated_store(work)
-            results = [
-                measure(
-                    f"+{extra} fields",
-                    work,
-                    documents=documents,
-                    items=args.items,
-                    extra=extra,
-                    repeat=args.repeat,
-                    template=template,
-                )
-                for documents, extra in (
-                    (args.documents, SMALL_EXTRA),
-                    (args.large_documents, LARGE_EXTRA),
-                )
-            ]
+            uri = warm_sqlite(work)
+            print("SQLite store:")
+            table = measure(work, sizes, args.repeat, uri, traces)
+            print_table("docevals fields, 10 fields a document, warm SQLite store:", table)
+            client_calls(work, sizes, uri)
+            receipts(work, uri, args.repeat)
+            if not args.no_postgres:
+                with postgres_tracking(work) as server:
+                    if server is not None:
+                        print(f"\nmlflow server on PostgreSQL ({server}):")
+                        remote = measure(work, sizes, args.repeat, server, traces)
+                        print_table("docevals fields, mlflow server on PostgreSQL:", remote)
         finally:
             os.chdir(previous)
-    print_results(results)
 
 
 if __name__ == "__main__":
-    main()
+    main_benchmark()

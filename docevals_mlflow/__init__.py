@@ -3,6 +3,9 @@
 The names below are the public API; everything else may change without notice.
 """
 
+# Private names: everything public here is listed in __all__.
+import typing as _typing
+
 from docevals_mlflow._version import __version__
 from docevals_mlflow.compare import Comparison, PairComparison, RunSnapshot, compare_runs
 from docevals_mlflow.core.artifacts import (
@@ -130,7 +133,6 @@ from docevals_mlflow.judges.usage import PriceTable, Usage
 from docevals_mlflow.reports.case_markdown import render_case_markdown, render_pipeline_markdown
 from docevals_mlflow.reports.files import load_report, write_report
 from docevals_mlflow.reports.split_markdown import render_split_markdown
-from docevals_mlflow.reports.split_plot import render_split_heatmap
 from docevals_mlflow.reports.suite_markdown import render_suite_markdown
 from docevals_mlflow.split.batch import evaluate_split_batch
 from docevals_mlflow.split.evaluate import evaluate_split
@@ -326,3 +328,15 @@ __all__ = [
     "write_ground_truth_review",
     "write_report",
 ]
+
+if _typing.TYPE_CHECKING:
+    from docevals_mlflow.reports.split_plot import render_split_heatmap
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # Plotly loads when a chart is drawn, not on `import docevals_mlflow` (`docevals --help`).
+    if name == "render_split_heatmap":
+        from docevals_mlflow.reports.split_plot import render_split_heatmap
+
+        return render_split_heatmap
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

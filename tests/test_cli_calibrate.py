@@ -212,8 +212,12 @@ def test_panel_calibration_ranks_verdicts_by_disagreement(mlflow_store, tmp_path
     run_id = re.search(r"MLflow run ([0-9a-f]{32})", out).group(1)
     from mlflow.tracking import MlflowClient
 
-    metrics = MlflowClient(mlflow_store).get_run(run_id).data.metrics
-    assert metrics["disagreement_budget/5pct/error_capture"] == pytest.approx(1 / 3)
+    client = MlflowClient(mlflow_store)
+    budget = json.loads(
+        Path(client.download_artifacts(run_id, "tables/disagreement_budget.json")).read_text()
+    )
+    rows = {row[0]: dict(zip(budget["columns"], row, strict=True)) for row in budget["data"]}
+    assert rows["disagreement_budget/5pct"]["error_capture"] == pytest.approx(1 / 3)
 
 
 def test_single_judge_calibration_has_no_disagreement_budget(inputs, tmp_path, capsys):

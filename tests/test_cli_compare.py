@@ -28,7 +28,12 @@ def test_the_quickstart_runs_compare_end_to_end(mlflow_store, tmp_path, capsys):
     assert "40 matched documents; micro F1" in out
     assert "▲ improvement" in out
     assert "0 regression(s)" in out
-    assert "changed: texts specs/prompt.txt; params prompt.sha256, prompt.version" in out
+    (changed,) = [line for line in out.splitlines() if line.strip().startswith("changed:")]
+    # The prompt's text, fingerprint and version changed (its registry URI too, when
+    # the quickstart registers it); the ground truth did not.
+    assert changed.strip().startswith("changed: texts specs/prompt.txt; params prompt.sha256")
+    assert "prompt.version" in changed
+    assert "ground truth" not in changed
     written = {path.name for path in (tmp_path / "out").iterdir()}
     assert {"comparison.md", "comparison.html", "effects.csv", "flips.csv"} <= written
     markdown = (tmp_path / "out" / "comparison.md").read_text(encoding="utf-8")
@@ -122,3 +127,69 @@ def test_unknown_runs_exit_2(mlflow_store, capsys):
         main(["compare", "only-one"])
     assert exited.value.code == 2
     assert "the following arguments are required: candidate" in capsys.readouterr().err
+
+
+def _log_named(name: str, experiment: str, *, wrong: bool) -> str:
+    from docevals_mlflow import compare_documents, log_field_comparison
+    from tests.tracking.invoices import SCHEMA
+
+    documents = [
+        {
+            "id": f"d{index}",
+            "class": "Invoice",
+            "expected": {"number": str(index), "total": "10.00"},
+            "predicted": {"number": "0" if wrong and index % 2 else str(index), "total": 10},
+        }
+        for index in range(6)
+    ]
+    batch = compare_documents(documents, SCHEMA)
+    return log_field_comparison(batch, run_name=name, experiment=experiment).run_id
+
+
+def test_bare_names_resolve_in_the_experiment_the_user_means(mlflow_store, capsys, monkeypatch):
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    quick_v1 = _log_named("prompt-v1", "docevals-quickstart", wrong=True)
+    _log_named("prompt-v2", "docevals-quickstart", wrong=False)
+    other_v1 = _log_named("prompt-v1", "Default", wrong=False)
+    compare = ("compare", "prompt-v1", "prompt-v2", "--resamples", "200", "--no-mlflow")
+    # Only one experiment holds a prompt-v2: the prompt-v1 meant is the one beside it.
+    code, out, err = run(capsys, *compare)
+    assert code == 0, err
+    assert quick_v1 in out
+    assert other_v1 not in out
+
+    other_v2 = _log_named("prompt-v2", "Default", wrong=False)
+    code, out, err = run(capsys, *compare)
+    assert code == 2
+    assert_one_line_error(
+        err,
+        "run prompt-v1: runs named 'prompt-v1' exist in several experiments: "
+        f"Default (run {other_v1}), docevals-quickstart (run {quick_v1}); "
+        "say which with --experiment NAME (or EXPERIMENT/prompt-v1) or give a run id",
+    )
+    # Each way the message offers works.
+    code, out, err = run(capsys, *compare, "--experiment", "docevals-quickstart")
+    assert code == 0, err
+    assert quick_v1 in out
+    code, out, err = run(capsys, *compare[:1], "Default/prompt-v1", *compare[2:])
+    assert code == 0, err
+    assert other_v1 in out
+    assert other_v2 in out
+    code, out, err = run(capsys, "compare", quick_v1, *compare[2:])
+    assert code == 0, err
+    assert other_v2 not in out  # prompt-v2 is looked for beside the run named by id
+    # The current default experiment (MLflow's variable) says which is meant.
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "Default")
+    code, out, err = run(capsys, *compare)
+    assert code == 0, err
+    assert other_v1 in out
+    assert quick_v1 not in out
+    # ... and so does its id, as `mlflow run` passes it to a recipe.
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME")
+    quickstart = MlflowClient(mlflow_store).get_experiment_by_name("docevals-quickstart")
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", quickstart.experiment_id)
+    code, out, err = run(capsys, *compare)
+    assert code == 0, err
+    assert quick_v1 in out
+    assert other_v2 not in out

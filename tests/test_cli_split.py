@@ -161,7 +161,7 @@ def test_logs_a_run(capsys, mlflow_store, tmp_path, folders):
     experiment = client.get_experiment_by_name("packets")
     (found,) = client.search_runs([experiment.experiment_id])
     assert found.info.run_name == "split"
-    assert found.data.metrics["split/page_accuracy"] == pytest.approx(13 / 15)
+    assert found.data.metrics["Summary/page_accuracy"] == pytest.approx(13 / 15)
     assert found.data.tags["docevals.verdict"] == "pass"
     assert found.inputs.dataset_inputs[0].dataset.name == "gt"
     report_json = Path(client.download_artifacts(found.info.run_id, "report/report.json"))

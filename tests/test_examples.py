@@ -356,5 +356,5 @@ def test_packet_split_scores_each_kind_of_mistake(run_example: Callable[..., Ran
         assert (ran.root / "reports" / name).is_file()
     assert (ran.root / "packets" / "packet-001.pdf").read_bytes()[:5] == b"%PDF-"
     metrics = ran.runs("packet-split")["splitter-v1"].data.metrics
-    assert metrics["split/page_accuracy"] == pytest.approx(17 / 19)
-    assert metrics["split/accuracy_with_order"] == pytest.approx(11 / 15)
+    assert metrics["Summary/page_accuracy"] == pytest.approx(17 / 19)
+    assert metrics["Summary/accuracy_with_order"] == pytest.approx(11 / 15)

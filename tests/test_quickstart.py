@@ -132,7 +132,7 @@ def test_cli_logs_two_prompt_runs(mlflow_store: str, capsys: pytest.CaptureFixtu
     assert (v1.data.params["prompt.version"], v2.data.params["prompt.version"]) == ("v1", "v2")
     assert v1.data.params["prompt.sha256"] != v2.data.params["prompt.sha256"]
     assert v1.data.tags["docevals.quickstart"] == v2.data.tags["docevals.quickstart"] == "true"
-    assert v2.data.metrics["overall/f1"] > v1.data.metrics["overall/f1"]
+    assert v2.data.metrics["Summary/f1"] > v1.data.metrics["Summary/f1"]
     # The default output folder, relative to the working directory (tmp_path here).
     assert (Path("docevals-quickstart") / "reports" / "prompt-v2.md").is_file()
     assert f"prompt-v1  run {v1.info.run_id}" in out
@@ -171,3 +171,94 @@ def test_progress_redraws_in_place_on_a_terminal() -> None:
     for done in range(5):
         progress("generating invoices", done, 4)
     assert throttled.getvalue().count("\r") == 2
+
+
+# --- the prompt registry and the evaluation dataset ---------------------------------
+
+
+def quickstart_runs(client: object, name: str = "docevals-quickstart") -> dict[str, object]:
+    experiment = client.get_experiment_by_name(name)  # type: ignore[attr-defined]
+    found = client.search_runs([experiment.experiment_id])  # type: ignore[attr-defined]
+    # The latest run of each name (search_runs lists the newest first).
+    runs: dict[str, object] = {}
+    for entry in found:
+        runs.setdefault(entry.info.run_name, entry)
+    return runs
+
+
+def test_both_prompt_versions_are_registered_and_linked_to_their_runs(
+    mlflow_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(mlflow_store)
+    for _ in range(2):  # run again: the same texts keep their version numbers
+        code, out, err = run(capsys, "quickstart", "--documents", DOCUMENTS)
+        assert code == 0, err
+        runs = quickstart_runs(client)
+        for number, prompt in enumerate(PROMPTS, start=1):
+            logged = runs[prompt.run_name]
+            uri = f"prompts:/docevals-quickstart-extract/{number}"
+            assert logged.data.params["prompt.uri"] == uri  # type: ignore[attr-defined]
+            linked = json.loads(logged.data.tags["mlflow.linkedPrompts"])  # type: ignore[attr-defined]
+            assert linked == [{"name": "docevals-quickstart-extract", "version": str(number)}]
+            assert client.load_prompt(uri).template == prompt.text
+        assert "prompt-v1 = version 1, prompt-v2 = version 2" in out
+    versions = client.search_prompt_versions("docevals-quickstart-extract")
+    assert sorted(int(version.version) for version in versions) == [1, 2]
+
+
+def test_the_ground_truth_is_an_evaluation_dataset_and_the_runs_input(
+    mlflow_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    code, out, err = run(capsys, "quickstart", "--documents", DOCUMENTS)
+    assert code == 0, err
+    client = MlflowClient(mlflow_store)
+    experiment = client.get_experiment_by_name("docevals-quickstart")
+    (dataset,) = client.search_datasets(experiment_ids=[experiment.experiment_id])
+    assert dataset.name == "docevals-quickstart-invoices"
+    records = dataset.to_df()
+    truth = read_jsonl(Path("docevals-quickstart") / "ground_truth.jsonl")
+    assert sorted(entry["document_id"] for entry in records["inputs"]) == sorted(
+        str(record["id"]) for record in truth
+    )
+    first = truth[0]
+    (expected,) = [
+        row["expectations"]
+        for _, row in records.iterrows()
+        if row["inputs"]["document_id"] == first["id"]
+    ]
+    assert expected == first["data"]
+    for logged in quickstart_runs(client).values():
+        (entry,) = logged.inputs.dataset_inputs  # type: ignore[attr-defined]
+        assert entry.dataset.name == "docevals-quickstart-invoices"
+        assert json.loads(entry.dataset.profile) == {"num_rows": DOCUMENTS}
+        assert {tag.key: tag.value for tag in entry.tags}["mlflow.data.context"] == ("ground_truth")
+    assert f"'docevals-quickstart-invoices' (Datasets tab): {DOCUMENTS} records" in out
+    # Another seed changes the ground truth: the records are replaced, not added to.
+    code, out, err = run(capsys, "quickstart", "--documents", "3", "--seed", "11")
+    assert code == 0, err
+    (dataset,) = client.search_datasets(experiment_ids=[experiment.experiment_id])
+    assert len(dataset.to_df()) == 3
+
+
+def test_registry_trouble_is_a_warning_and_the_runs_are_logged(
+    mlflow_store: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(mlflow_store)
+    # A dataset of that name docevals did not make is left alone.
+    client.create_dataset(name="docevals-quickstart-invoices")
+    monkeypatch.setenv("DOCEVALS_PROMPT_REGISTRY", "0")
+    code, out, err = run(capsys, "quickstart", "--documents", DOCUMENTS)
+    assert code == 0, err
+    assert "docevals: warning: a GenAI evaluation dataset named" in err
+    assert "Prompts page" not in out
+    assert "Datasets tab" not in out
+    runs = quickstart_runs(client)
+    assert sorted(runs) == ["prompt-v1", "prompt-v2"]
+    assert "mlflow.linkedPrompts" not in runs["prompt-v1"].data.tags  # type: ignore[attr-defined]
+    assert client.search_prompts() == []

@@ -4,7 +4,6 @@ docevals run (or the parent of the runs that cannot share it)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -38,6 +37,8 @@ ENTRY_POINTS = {
 }
 PREFIX = "cd {workdir} && python -m docevals_mlflow "
 GATE = "$([ {fail_on_regression} = true ] && echo --fail-on-regression)"
+PER_CONFIG = """{checkpoint_dir}/"$(basename {config} | sed 's/[.][^.]*$//')\""""
+"""evaluate-pipeline's checkpoints: one folder per configuration file."""
 
 
 def load_entry_points() -> dict[str, dict[str, object]]:
@@ -71,6 +72,8 @@ def test_each_command_parses_as_a_docevals_command(name: str) -> None:
     variants = [command]
     if GATE in command:
         variants = [command.replace(GATE, ""), command.replace(GATE, "--fail-on-regression")]
+    # The shell works out the per-configuration folder; any folder parses alike.
+    variants = [variant.replace(PER_CONFIG, "{checkpoint_dir}") for variant in variants]
     for variant in variants:
         filled = variant.removeprefix(PREFIX)
         for key, parameter in parameters.items():
@@ -91,6 +94,23 @@ def test_compare_gates_only_when_asked() -> None:
             ["bash", "-c", shell], capture_output=True, text=True, check=False
         ).stdout
         assert printed == expected, (value, command)
+
+
+def test_each_pipeline_configuration_has_its_own_checkpoints() -> None:
+    command: str = load_entry_points()["evaluate-pipeline"]["command"]  # type: ignore[assignment]
+    assert PER_CONFIG in command
+    # As MLflow fills it in: every value quoted.
+    for config, folder in (
+        ("configs/invoice.yaml", "invoice"),
+        ("a b/receipts.v2.yml", "receipts.v2"),
+    ):
+        shell = "printf %s " + PER_CONFIG.format(
+            checkpoint_dir=shlex.quote("docevals-output/checkpoints"), config=shlex.quote(config)
+        )
+        printed = subprocess.run(
+            ["bash", "-c", shell], capture_output=True, text=True, check=True
+        ).stdout
+        assert printed == f"docevals-output/checkpoints/{folder}"
 
 
 # --- logging under `mlflow run` (in process: MLFLOW_RUN_ID set by hand) -----------
@@ -244,89 +264,6 @@ def project_runs(client: MlflowClient, entry_point: str) -> list[object]:
     )
 
 
-def test_recipes_run_through_mlflow_run(mlflow_store, tmp_path):
-    client = MlflowClient(mlflow_store)
-
-    # quickstart: two prompt versions, side by side under the project run.
-    done = mlflow_run(tmp_path, "quickstart", "documents=12", "seed=3")
-    assert done.returncode == 0, done.stderr[-3000:]
-    (quickstart,) = project_runs(client, "quickstart")
-    assert quickstart.info.status == "FINISHED"
-    assert quickstart.data.params == {
-        "documents": "12",
-        "seed": "3",
-        "output_dir": "docevals-quickstart",
-        "workdir": ".",  # logged as given; the command got it resolved
-    }
-    children = {
-        run.info.run_name: run
-        for run in client.search_runs(
-            ["0"], filter_string=f"tags.`mlflow.parentRunId` = '{quickstart.info.run_id}'"
-        )
-    }
-    assert set(children) == {"prompt-v1", "prompt-v2"}
-    assert quickstart.data.tags["docevals.runs"].split(",") == [
-        children["prompt-v1"].info.run_id,
-        children["prompt-v2"].info.run_id,
-    ]
-    for name, child in children.items():
-        assert child.data.params["prompt.version"] == name.removeprefix("prompt-")
-        assert child.data.tags["docevals.kind"] == "evaluation"
-        assert child.info.status == "FINISHED"
-    assert (
-        children["prompt-v2"].data.metrics["overall/f1"]
-        > children["prompt-v1"].data.metrics["overall/f1"]
-    )
-    # Relative outputs land where `mlflow run` was started, not in recipes/.
-    generated = tmp_path / "docevals-quickstart"
-    assert (generated / "reports" / "prompt-v1.json").is_file()
-    assert not (RECIPES / "docevals-quickstart").exists()
-
-    # evaluate-fields in two processes, with an extra option passed through
-    # (-P fail-under=...): the project run is the evaluation run; the breached
-    # threshold fails it (exit 1); the figures are those of one process.
-    done = mlflow_run(
-        tmp_path,
-        "evaluate-fields",
-        "predicted=docevals-quickstart/predictions_v1.jsonl",
-        "expected=docevals-quickstart/ground_truth.jsonl",
-        "schema=docevals-quickstart/schema.yaml",
-        "workers=2",
-        "fail-under=f1=0.999",
-    )
-    assert done.returncode != 0
-    assert "f1" in done.stderr
-    (evaluation,) = project_runs(client, "evaluate-fields")
-    assert evaluation.info.status == "FAILED"
-    report = json.loads((tmp_path / "docevals-output" / "fields.json").read_text("utf-8"))
-    assert evaluation.data.metrics["overall/f1"] == pytest.approx(
-        report["overall"]["metrics"]["f1"]
-    )
-    assert evaluation.data.metrics["overall/f1"] == pytest.approx(
-        children["prompt-v1"].data.metrics["overall/f1"]
-    )
-    assert evaluation.data.tags["docevals.kind"] == "evaluation"
-    assert evaluation.data.params["predicted"] == "docevals-quickstart/predictions_v1.jsonl"
-    assert evaluation.data.params["fail-under"] == "f1=0.999"
-    assert evaluation.data.params["schema.id"]
-    assert "mlflow.parentRunId" not in evaluation.data.tags
-    assert "report/report.json" in {
-        entry.path for entry in client.list_artifacts(evaluation.info.run_id, "report")
-    }
-
-    # compare: finds the children by name; the project run is the comparison run.
-    done = mlflow_run(
-        tmp_path, "compare", "baseline=prompt-v1", "candidate=prompt-v2", "resamples=200"
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    (comparison,) = project_runs(client, "compare")
-    assert comparison.info.status == "FINISHED"
-    assert comparison.data.tags["docevals.kind"] == "comparison"
-    assert comparison.data.tags["docevals.compare.baseline"] == children["prompt-v1"].info.run_id
-    assert (tmp_path / "docevals-output" / "compare" / "comparison.md").is_file()
-    assert len(all_runs(mlflow_store)) == 5  # 3 project runs + 2 quickstart children
-
-
 def test_quickstart_under_a_project_run_names_the_project_experiment(
     mlflow_store, tmp_path, monkeypatch, capsys
 ):
@@ -337,3 +274,75 @@ def test_quickstart_under_a_project_run_names_the_project_experiment(
     out = capsys.readouterr().out
     assert code == 0
     assert "MLflow experiment 'Default'" in out  # where the runs really are
+
+
+def test_the_project_run_takes_the_docevals_name_unless_the_user_gave_one(
+    mlflow_store, tmp_path, monkeypatch
+):
+    client = MlflowClient(mlflow_store)
+    project = project_run(mlflow_store, monkeypatch)
+    assert client.get_run(project).info.run_name != "fields invoices"  # MLflow's own
+    log_bundle(bundle(tmp_path, "fields invoices"))
+    assert client.get_run(project).info.run_name == "fields invoices"
+    named = project_run(mlflow_store, monkeypatch)
+    client.set_tag(named, "mlflow.runName", "my evaluation")  # mlflow run --run-name
+    log_bundle(bundle(tmp_path, "fields other"))
+    assert client.get_run(named).info.run_name == "my evaluation"
+
+
+def test_under_mlflow_run_a_fields_run_is_named_after_its_schema(
+    mlflow_store, tmp_path, monkeypatch, capsys
+):
+    from docevals_mlflow.cli import main
+
+    assert main(["quickstart", "--documents", "2", "--output-dir", "qs", "--no-mlflow"]) == 0
+    project = project_run(mlflow_store, monkeypatch)
+    arguments = ["--expected", "qs/ground_truth.jsonl", "--schema", "qs/schema.yaml"]
+    code = main(
+        ["fields", "--predicted", "qs/predictions_v1.jsonl", *arguments, "--output", "f.json"]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert MlflowClient(mlflow_store).get_run(project).info.run_name == (
+        "fields quickstart-invoices"
+    )
+    # --run-name wins; outside `mlflow run` the default stays the report's name.
+    monkeypatch.delenv("MLFLOW_RUN_ID")
+    main(
+        [
+            "fields",
+            "--predicted",
+            "qs/predictions_v1.jsonl",
+            *arguments,
+            "--output",
+            "m.json",
+            "--run-name",
+            "mine",
+        ]
+    )
+    main(["fields", "--predicted", "qs/predictions_v2.jsonl", *arguments, "--output", "v2.json"])
+    names = {run.info.run_name for run in all_runs(mlflow_store)}
+    assert {"mine", "v2"} <= names
+
+
+def test_quickstart_in_the_default_experiment_logs_to_its_own(
+    mlflow_store, tmp_path, monkeypatch, capsys
+):
+    from docevals_mlflow.cli import main
+
+    project = project_run(mlflow_store, monkeypatch)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", "0")  # as `mlflow run` sets it
+    code = main(["quickstart", "--documents", "2", "--output-dir", str(tmp_path / "qs")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "MLflow experiment 'docevals-quickstart'" in out
+    client = MlflowClient(mlflow_store)
+    experiment = client.get_experiment_by_name("docevals-quickstart")
+    runs = client.search_runs([experiment.experiment_id], order_by=["attributes.start_time"])
+    assert [run.info.run_name for run in runs] == ["prompt-v1", "prompt-v2"]
+    for run in runs:
+        assert run.data.tags["docevals.project_run_id"] == project
+        assert "mlflow.parentRunId" not in run.data.tags
+    linked = client.get_run(project)
+    assert linked.data.tags["docevals.runs"] == ",".join(run.info.run_id for run in runs)
+    assert linked.info.run_name == "quickstart"
+    assert os.environ["MLFLOW_RUN_ID"] == project  # given back after logging

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.cli import (
@@ -34,7 +37,7 @@ from docevals_mlflow.cli.common import (
     check_text_arguments,
 )
 from docevals_mlflow.cli.fields import FAIL_OVER_METRICS, FAIL_UNDER_METRICS
-from docevals_mlflow.errors import DocEvalsError
+from docevals_mlflow.errors import DocEvalsError, DocEvalsWarning
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -75,6 +78,25 @@ def build_parser() -> argparse.ArgumentParser:
 _RECURSION_LIMIT = 5000
 
 
+@contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """docevals' own warnings (a stale checkpoint, capped workers) print as one line,
+    ``docevals: warning: <text>``, without Python's source path and line; others keep
+    Python's format."""
+    original = warnings.formatwarning
+
+    def one_line(message: Any, category: Any, filename: str, lineno: int, line: Any = None) -> str:
+        if issubclass(category, DocEvalsWarning):
+            return f"docevals: warning: {message}\n"
+        return original(message, category, filename, lineno, line)
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = original
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     # Inputs may nest up to 1,000 levels (core.datafiles); comparing such a document
@@ -85,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_text_arguments(parser, args)
         check_annotations(args)
-        code: int = args.handler(args)
+        with _one_line_warnings():
+            code: int = args.handler(args)
     except DocEvalsError as exc:
         print(f"docevals: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -9,6 +9,7 @@ from typing import Any
 
 from docevals_mlflow.cli.common import EXIT_BELOW_THRESHOLD, EXIT_OK, FAILING
 from docevals_mlflow.cli.judging import stage_reports, usage_line
+from docevals_mlflow.cli.options import write_dashboard
 from docevals_mlflow.cli.run_logging import log_evaluation
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.reports.files import AnyReport, write_report
@@ -29,22 +30,29 @@ def summary_line(report: AnyReport) -> str:
     return f"cases: {report.case_count} ({counts})"
 
 
+def _dashboard(report: AnyReport) -> str:
+    from docevals_mlflow.reports.dashboard import render_evaluation_dashboard
+
+    return render_evaluation_dashboard(report)
+
+
 def finish_report(
     args: argparse.Namespace,
     report: AnyReport,
     *,
     stages: list[EvaluationReport] | None = None,
 ) -> int:
-    """Write ``report`` (``--output``, ``--markdown``), print its line, log it, print
-    the judges' usage; exit 1 when its verdict reaches ``--fail-on``."""
+    """Write ``report`` (``--output``, ``--markdown``, ``--dashboard``), print its line,
+    log it, print the judges' usage; exit 1 when its verdict reaches ``--fail-on``."""
     write_report(report, args.output, args.markdown)
     print(summary_line(report))
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+    dashboard = write_dashboard(args, lambda: _dashboard(report))
 
     def assemble(options: Any) -> Any:
         from docevals_mlflow.tracking.assembly import assemble_evaluation
 
-        return assemble_evaluation(report, options, stage_reports=stages)
+        return assemble_evaluation(report, options, stage_reports=stages, dashboard=dashboard)
 
     log_evaluation(args, assemble, default_run_name=args.output.stem, anchor=args.output)
     # Last, so that it is the line to look at after a run that cost money.

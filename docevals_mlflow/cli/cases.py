@@ -19,7 +19,13 @@ from docevals_mlflow.cli.common import check_number
 from docevals_mlflow.cli.datasets import add_dataset_option, dataset_references
 from docevals_mlflow.cli.judge_options import add_judge_options
 from docevals_mlflow.cli.judging import announce, judge_metric, judge_paths, judge_runtime
-from docevals_mlflow.cli.options import add_fail_on, add_output_options, add_tracking_options
+from docevals_mlflow.cli.options import (
+    add_dashboard_option,
+    add_fail_on,
+    add_output_options,
+    add_traces_option,
+    add_tracking_options,
+)
 from docevals_mlflow.cli.paths import Input, check_paths, inputs_of, report_outputs
 from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
 from docevals_mlflow.core.cases import EvaluationCase
@@ -69,10 +75,12 @@ def _register_case(commands: Any) -> None:
     case.add_argument("--absolute-tolerance", type=float, default=1e-6)
     case.add_argument("--case-sensitive", action="store_true", help="compare text with case")
     add_output_options(case)
+    add_dashboard_option(case)
     add_fail_on(case)
     add_judge_options(case)
     add_dataset_option(case)
     add_tracking_options(case)
+    add_traces_option(case, what="case")
     add_run_annotations(case)
     case.set_defaults(handler=_run_case)
 
@@ -82,8 +90,10 @@ def _register_suite(commands: Any) -> None:
     suite.add_argument("reports", nargs="+", type=Path, help="report JSON files")
     suite.add_argument("--suite-id", default="suite")
     add_output_options(suite)
+    add_dashboard_option(suite)
     add_fail_on(suite, default="never", subject="any case's verdict")
     add_tracking_options(suite)
+    add_traces_option(suite, what="case")
     add_run_annotations(suite)
     suite.set_defaults(handler=_run_suite)
 

@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.cli.common import EXIT_BELOW_THRESHOLD, EXIT_OK
-from docevals_mlflow.cli.options import add_tracking_options
+from docevals_mlflow.cli.options import (
+    add_dashboard_option,
+    add_tracking_options,
+    write_dashboard,
+)
 from docevals_mlflow.cli.paths import Input, Output, check_paths, existing_path
 from docevals_mlflow.cli.run_logging import run_options, tracking_wanted
 from docevals_mlflow.compare.results import CASE_METRIC
@@ -41,6 +45,35 @@ def register(commands: Any) -> None:
         help="metric to test and rank on: precision, recall, f1 (default for field runs), "
         "accuracy, far, fdr, macro_f1; case evaluations use pass_rate",
     )
+    _add_statistics_options(parser)
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="write comparison.md, comparison.html and the tables as CSV here",
+    )
+    add_dashboard_option(
+        parser, what="the comparison as HTML (the page --output-dir names comparison.html)"
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any candidate regressed significantly (CI gating)",
+    )
+    # The usual tracking options, with help that says what they mean here: the
+    # experiment also narrows the lookup of bare run names.
+    add_tracking_options(
+        parser,
+        experiment_help="where to look up bare run names (default: every experiment; when "
+        "several hold a name, MLFLOW_EXPERIMENT_NAME's or the other runs' experiment), and "
+        "where to log the comparison (default: the baseline's experiment)",
+        run_name_help="name of the comparison run (default: compare CANDIDATES vs BASELINE)",
+        no_mlflow_help="do not log the comparison as an MLflow run",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
+    """``--alpha``, ``--seed``, ``--resamples`` and ``--confidence``."""
     parser.add_argument(
         "--alpha",
         type=float,
@@ -61,26 +94,6 @@ def register(commands: Any) -> None:
         default=0.95,
         help="confidence level of the intervals (default 0.95)",
     )
-    parser.add_argument(
-        "--output-dir",
-        type=Path,
-        help="write comparison.md, comparison.html and the tables as CSV here",
-    )
-    parser.add_argument(
-        "--fail-on-regression",
-        action="store_true",
-        help="exit 1 when any candidate regressed significantly (CI gating)",
-    )
-    # The usual tracking options, with help that says what they mean here: the
-    # experiment also narrows the lookup of bare run names.
-    add_tracking_options(
-        parser,
-        experiment_help="where to look up bare run names, and where to log the comparison "
-        "(default: the baseline's experiment)",
-        run_name_help="name of the comparison run (default: compare CANDIDATES vs BASELINE)",
-        no_mlflow_help="do not log the comparison as an MLflow run",
-    )
-    parser.set_defaults(handler=run)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -114,6 +127,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     paths = [existing_path(reference) for reference in [args.baseline, *args.candidates]]
     inputs = [Input("run", path) for path in paths if path is not None]
     outputs: list[Output] = []
+    if args.dashboard is not None:
+        outputs.append(Output("--dashboard", args.dashboard))
     if args.output_dir is not None:
         outputs.append(Output("--output-dir", args.output_dir, "folder"))
         outputs += [Output("--output-dir file", args.output_dir / name) for name in OUTPUT_FILES]
@@ -132,17 +147,44 @@ def _write_outputs(comparison: Any, folder: Path) -> list[Path]:
     return [atomic_write_text(folder / name, text) for name, text in texts.items()]
 
 
+def load_snapshots(args: argparse.Namespace) -> list[Any]:
+    """The baseline and candidates as snapshots.
+
+    A bare run name several experiments hold, with no ``--experiment``, resolves in the
+    current default experiment (``MLFLOW_EXPERIMENT_NAME``) or else in the experiment
+    of the other runs compared (``compare prompt-v1 prompt-v2`` where only one
+    experiment holds a ``prompt-v2``); names still ambiguous then fail in one line
+    that lists the experiments.
+    """
+    from docevals_mlflow.tracking.snapshots import AmbiguousRunError, load_run_snapshot
+
+    references = [args.baseline, *args.candidates]
+    found: dict[int, Any] = {}
+    ambiguous: list[int] = []
+    for index, reference in enumerate(references):
+        try:
+            found[index] = load_run_snapshot(
+                reference, tracking_uri=args.tracking_uri, experiment=args.experiment
+            )
+        except AmbiguousRunError:
+            ambiguous.append(index)
+    # Only one experiment among the runs found says which is meant; two say nothing.
+    experiments = {snapshot.experiment for snapshot in found.values() if snapshot.experiment}
+    prefer = sorted(experiments) if len(experiments) == 1 else []
+    for index in ambiguous:
+        found[index] = load_run_snapshot(
+            references[index], tracking_uri=args.tracking_uri, prefer=prefer
+        )
+    return [found[index] for index in range(len(references))]
+
+
 def run(args: argparse.Namespace) -> int:
     """Load the runs, compare, print, write, log, and gate on regressions."""
     from docevals_mlflow.compare import compare_runs
-    from docevals_mlflow.tracking.snapshots import load_run_snapshot
 
     _check(args)
     _check_paths(args)
-    snapshots = [
-        load_run_snapshot(reference, tracking_uri=args.tracking_uri, experiment=args.experiment)
-        for reference in [args.baseline, *args.candidates]
-    ]
+    snapshots = load_snapshots(args)
     comparison = compare_runs(
         snapshots[0],
         *snapshots[1:],
@@ -156,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output_dir is not None:
         written = _write_outputs(comparison, args.output_dir)
         print(f"written: {', '.join(path.name for path in written)} in {args.output_dir}")
+    write_dashboard(args, comparison.to_html)
     if tracking_wanted(args):
         from docevals_mlflow.tracking.assembly import assemble_comparison, log_assembled
 

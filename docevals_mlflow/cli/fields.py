@@ -23,7 +23,13 @@ from docevals_mlflow.cli.fields_messages import (
 )
 from docevals_mlflow.cli.judge_options import add_judge_options
 from docevals_mlflow.cli.judging import judge_paths
-from docevals_mlflow.cli.options import add_output_options, add_tracking_options
+from docevals_mlflow.cli.options import (
+    add_dashboard_option,
+    add_output_options,
+    add_traces_option,
+    add_tracking_options,
+    write_dashboard,
+)
 from docevals_mlflow.cli.paths import Input, check_paths, report_outputs
 from docevals_mlflow.cli.run_logging import log_evaluation
 from docevals_mlflow.cli.thresholds import (
@@ -62,6 +68,7 @@ def register(commands: Any) -> None:
     )
     _add_inputs(fields)
     add_output_options(fields)
+    add_dashboard_option(fields)
     add_threshold_option(fields, "--fail-under", FAIL_UNDER_METRICS, subject="an overall metric")
     add_threshold_option(
         fields, "--fail-over", FAIL_OVER_METRICS, subject="an overall rate", breached_when="above"
@@ -71,6 +78,7 @@ def register(commands: Any) -> None:
     add_judge_options(fields, fields=True)
     _add_embedding_options(fields)
     add_tracking_options(fields)
+    add_traces_option(fields)
     add_run_annotations(fields, prompt=True)
     fields.set_defaults(handler=run)
 
@@ -243,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown is not None and markdown_text is not None:
         atomic_write_text(args.markdown, markdown_text)
     _print_outcome(args, report, providers)
+    dashboard_text = write_dashboard(args, lambda: _dashboard(report))
     breached = breaches(lambda metric: _overall_value(report, metric), under=under, over=over)
 
     def assemble(options: Any) -> Any:
@@ -254,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
             options,
             verdict=gate_verdict(breached, gated=bool(under or over)),
             markdown=markdown_text,
+            dashboard=dashboard_text,
             report_json=json_text,
         )
 
@@ -268,6 +278,12 @@ def run(args: argparse.Namespace) -> int:
         engine="spark" if _on_spark(args) else None,
     )
     return gate(breached)
+
+
+def _dashboard(report: Any) -> str:
+    from docevals_mlflow.reports.dashboard import render_fields_dashboard
+
+    return render_fields_dashboard(report)
 
 
 def _on_spark(args: argparse.Namespace) -> bool:

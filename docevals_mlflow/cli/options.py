@@ -7,6 +7,7 @@ the check ``--concurrency`` needs). Threshold options (``--fail-under``) are in
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,33 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     """``--output`` (JSON report) and ``--markdown``."""
     parser.add_argument("--output", required=True, type=Path, help="JSON report to write")
     parser.add_argument("--markdown", type=Path, help="also write a Markdown report here")
+
+
+def add_dashboard_option(
+    parser: argparse.ArgumentParser, *, what: str = "the run's HTML dashboard"
+) -> None:
+    """``--dashboard FILE``: the command's HTML dashboard, written locally too."""
+    parser.add_argument(
+        "--dashboard",
+        type=Path,
+        metavar="FILE",
+        help=f"also write {what} here (self-contained HTML, opens offline; with or without MLflow)",
+    )
+
+
+def write_dashboard(args: argparse.Namespace, render: Callable[[], str]) -> str | None:
+    """Render and write (atomically) the dashboard ``--dashboard`` asks for, printing
+    where it went; the text, for the run to reuse, or ``None`` without the option."""
+    path: Path | None = getattr(args, "dashboard", None)
+    if path is None:
+        return None
+    from docevals_mlflow.core.atomic import atomic_write_text
+    from docevals_mlflow.core.secrets import redact_text
+
+    text = redact_text(render())
+    atomic_write_text(path, text)
+    print(f"dashboard: {path}")
+    return text
 
 
 def add_fail_on(
@@ -66,6 +94,30 @@ def add_tracking_options(
             action="store_true",
             help=f"{no_mlflow_help} (or set {NO_MLFLOW_VARIABLE}=1)",
         )
+
+
+def _traces_value(text: str) -> Any:
+    from docevals_mlflow.tracking.trace_policy import parse_trace_policy
+
+    try:
+        return parse_trace_policy(text)
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text[:40]!r} (expected all, errors, none, or a whole number of traces)"
+        ) from None
+
+
+def add_traces_option(parser: argparse.ArgumentParser, *, what: str = "document") -> None:
+    """``--traces all|errors|N|none``: which documents (``what``) become MLflow traces
+    linked to the run (default: every one up to 1,000, the wrong ones first beyond)."""
+    parser.add_argument(
+        "--traces",
+        type=_traces_value,
+        metavar="all|errors|N|none",
+        help=f"which {what}s get an MLflow trace linked to the run: all, only the wrong "
+        f"ones (errors), at most N (the wrong ones first), or none; default: every "
+        f"{what} up to 1000, then the wrong ones first",
+    )
 
 
 # --- commands that call models ---------------------------------------------------------

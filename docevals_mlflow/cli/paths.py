@@ -336,14 +336,16 @@ def existing_path(text: str) -> Path | None:
 
 
 def report_outputs(args: argparse.Namespace, *, anchor: Path | None = None) -> list[Output | None]:
-    """``--output``, ``--markdown`` and, when the command logs to MLflow, the run
+    """``--output``, ``--markdown``, ``--dashboard`` and, when the command logs to MLflow, the run
     bundle kept next to ``anchor`` (default ``--output``) if the store cannot be
     reached."""
     output: Path = args.output
     markdown: Path | None = getattr(args, "markdown", None)
+    dashboard: Path | None = getattr(args, "dashboard", None)
     return [
         Output("--output", output),
         Output("--markdown", markdown) if markdown is not None else None,
+        Output("--dashboard", dashboard) if dashboard is not None else None,
         Output("the run bundle", bundle_folder(anchor or output), "owned")
         if tracking_wanted(args)
         else None,

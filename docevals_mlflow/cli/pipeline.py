@@ -22,7 +22,13 @@ from docevals_mlflow.cli.judging import (
     judge_paths,
     judge_runtime,
 )
-from docevals_mlflow.cli.options import add_fail_on, add_output_options, add_tracking_options
+from docevals_mlflow.cli.options import (
+    add_dashboard_option,
+    add_fail_on,
+    add_output_options,
+    add_traces_option,
+    add_tracking_options,
+)
 from docevals_mlflow.cli.paths import Input, Output, check_paths, report_outputs
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.core.cases import PipelineCase
@@ -55,11 +61,13 @@ def register(commands: Any) -> None:
         help="a setting that invalidates checkpoints when it changes (repeatable)",
     )
     add_output_options(pipeline)
+    add_dashboard_option(pipeline)
     add_fail_on(pipeline)
     add_judge_options(pipeline, pipeline=True)
     add_counterfactual_options(pipeline)
     add_dataset_option(pipeline, pipeline=True)
     add_tracking_options(pipeline)
+    add_traces_option(pipeline, what="pipeline case")
     add_run_annotations(pipeline)
     pipeline.set_defaults(handler=run_pipeline)
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +17,7 @@ from docevals_mlflow.cli.paths import Output, check_paths
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.cli.run_logging import (
     NO_MLFLOW_VARIABLE,
+    PROJECT_RUN,
     bundle_folder,
     log_evaluation,
     tracking_wanted,
@@ -30,6 +34,14 @@ MAX_DOCUMENTS = 1000
 """More would only make a demonstration slow; ``docevals fields`` scales further."""
 QUICKSTART_TAG = "docevals.quickstart"
 """Ties the runs of one invocation together, so their ids can be found afterwards."""
+PROMPT_NAME = "docevals-quickstart-extract"
+"""The prompt-registry name of the simulated extraction prompt (v1 and v2 are versions)."""
+DATASET_NAME = "docevals-quickstart-invoices"
+"""The MLflow evaluation dataset holding the invoices' ground truth."""
+EXPERIMENT_ID_VARIABLE = "MLFLOW_EXPERIMENT_ID"
+"""Set by ``mlflow run`` to the project run's experiment."""
+DEFAULT_EXPERIMENT_ID = "0"
+"""MLflow's ``Default`` experiment, where ``mlflow run`` puts runs nobody placed."""
 
 
 def register(commands: Any) -> None:
@@ -69,14 +81,19 @@ def register(commands: Any) -> None:
     quickstart.set_defaults(handler=run)
 
 
-def _assembler(version: Any) -> Any:
+def _assembler(version: Any, ground_truth: Path) -> Any:
     """The assembly of one prompt version's run (a field comparison, as ``docevals
-    fields`` assembles it)."""
+    fields`` assembles it), whose dataset input is the evaluation dataset."""
 
     def assemble(options: Any) -> Any:
         from docevals_mlflow.tracking.assembly import assemble_fields
+        from docevals_mlflow.tracking.dataset_evaluation import run_input
 
-        return assemble_fields(version.report, options, markdown=version.markdown)
+        run = assemble_fields(version.report, options, markdown=version.markdown)
+        # Named after the evaluation dataset, one row per invoice, with the digest
+        # `docevals fields --expected ground_truth.jsonl` records for the same file.
+        run.writer.dataset(*run_input(DATASET_NAME, ground_truth))
+        return run
 
     return assemble
 
@@ -87,7 +104,6 @@ def _version_options(version: Any, documents: Any) -> dict[str, Any]:
 
     return {
         "schema": documents.schema,
-        "ground_truth": documents.ground_truth,
         # The prompt is what changed between the runs: its params are what MLflow's
         # run comparison lines up against the metrics (prompt.sha256 as --prompt
         # records it, so the same text has the same fingerprint in every run).
@@ -111,26 +127,101 @@ def _log_versions(
 
     # Under `mlflow run` both versions become child runs of the project run, side by
     # side, rather than the first one taking the project run over.
-    with several_runs():
+    with several_runs(), _own_experiment() as project_run_id:
         for done, version in enumerate(result.versions, start=1):
             # The summary reports both runs at once, so the per-run lines stay quiet;
             # warnings (a store that cannot be reached) still go to stderr.
             logged = log_evaluation(
                 tracking_args,
-                _assembler(version),
+                _assembler(version, result.documents.ground_truth),
                 default_run_name=version.prompt.run_name,
                 anchor=version.json_report,
                 quiet=True,
+                named_by_content=False,
                 **_version_options(version, result.documents),
             )
             if logged is not None:
                 runs[version.prompt.run_name] = logged
             progress("logging to MLflow", done, total)
+    if project_run_id is not None and runs:
+        _link_to_project(project_run_id, list(runs.values()))
     return runs
 
 
+def _link_to_project(project_run_id: str, runs: list[LoggedRun]) -> None:
+    """Tie runs logged outside the project run to it (``docevals.project_run_id`` and
+    ``docevals.runs``), and name it ``quickstart`` unless the user named it."""
+    from docevals_mlflow.tracking.project_runs import link_to_project, name_project_run
+    from docevals_mlflow.tracking.store import open_client
+
+    try:
+        client = open_client(runs[0].tracking_uri)
+        for logged in runs:
+            link_to_project(client, project_run_id, logged.run_id)
+        name_project_run(client, client.get_run(project_run_id), "quickstart")
+    except Exception as exc:  # the runs are logged; the link is a convenience
+        print(f"docevals: warning: runs not linked to the project run ({exc})", file=sys.stderr)
+
+
+@contextmanager
+def _own_experiment() -> Iterator[str | None]:
+    """Under ``mlflow run`` in MLflow's Default experiment, the runs go to the
+    quickstart's own experiment (linked to the project run, not nested in it), so the
+    quickstart's runs are in one experiment however it was started; yields the project
+    run's id in that case. A project run in an experiment the user chose keeps them."""
+    run_id = os.environ.get(PROJECT_RUN)
+    if not run_id or os.environ.get(EXPERIMENT_ID_VARIABLE) != DEFAULT_EXPERIMENT_ID:
+        yield None
+        return
+    del os.environ[PROJECT_RUN]
+    try:
+        yield run_id
+    finally:
+        os.environ[PROJECT_RUN] = run_id
+
+
+def _publish(runs: dict[str, LoggedRun], result: Any) -> list[str]:
+    """Register v1 and v2 in the prompt registry (linked to their runs) and publish
+    the ground truth as an evaluation dataset; returns the summary's lines."""
+    from docevals_mlflow.tracking.dataset_evaluation import publish_evaluation_dataset
+    from docevals_mlflow.tracking.prompts import register_prompt_series
+
+    logged = [
+        (version, runs[version.prompt.run_name])
+        for version in result.versions
+        if version.prompt.run_name in runs
+    ]
+    if not logged:
+        return []
+    uri = logged[0][1].tracking_uri
+    experiments = [run.experiment_id for _, run in logged]
+    dataset_id, warning = publish_evaluation_dataset(
+        uri, DATASET_NAME, result.documents.ground_truth, experiments
+    )
+    series = [(run.run_id, run.experiment_id, version.prompt.text) for version, run in logged]
+    prompts, prompt_warning = register_prompt_series(uri, PROMPT_NAME, series)
+    for text in (warning, prompt_warning):
+        if text:
+            print(f"docevals: warning: {text}", file=sys.stderr)
+    lines = []
+    if prompts:
+        versions = ", ".join(
+            f"{version.prompt.run_name} = version {prompt.version}"
+            for (version, _), prompt in zip(logged, prompts, strict=False)
+        )
+        lines.append(f"  prompt {PROMPT_NAME!r} (Prompts page): {versions}")
+    if dataset_id is not None:
+        count = len(result.documents.invoices)
+        lines.append(f"  evaluation dataset {DATASET_NAME!r} (Datasets tab): {count} records")
+    return lines
+
+
 def _summary(
-    args: argparse.Namespace, result: Any, runs: dict[str, LoggedRun] | None, seconds: float
+    args: argparse.Namespace,
+    result: Any,
+    runs: dict[str, LoggedRun] | None,
+    seconds: float,
+    published: Sequence[str] = (),
 ) -> list[str]:
     count = len(result.documents.invoices)
     lines = [
@@ -176,6 +267,7 @@ def _summary(
             if logged
             else f"  {name}  not logged (see the warning above)"
         )
+    lines += published
     if runs:
         lines.append(f"look at them with: {ui_command(uri)}")
     return lines
@@ -226,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
         args.output_dir, documents=args.documents, seed=args.seed, progress=progress
     )
     runs = _log_versions(args, result, progress) if tracking_wanted(args) else None
+    published = _publish(runs, result) if runs else []
     seconds = time.perf_counter() - started
-    print("\n".join(_summary(args, result, runs, seconds)))
+    print("\n".join(_summary(args, result, runs, seconds, published)))
     return EXIT_OK

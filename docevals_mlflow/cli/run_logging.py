@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from docevals_mlflow.tracking.options import RunOptions
     from docevals_mlflow.tracking.runs import LoggedRun
 
+PROJECT_RUN = "MLFLOW_RUN_ID"
+"""Set by ``mlflow run`` for the command it starts (a recipe)."""
 NO_MLFLOW_VARIABLE = "DOCEVALS_NO_MLFLOW"
 """Set to a non-empty value to skip MLflow logging everywhere (like ``--no-mlflow``)."""
 
@@ -48,6 +50,7 @@ def run_options(
         tracking_uri=getattr(args, "tracking_uri", None),
         keep_bundle_at=keep_bundle_at,
         datasets=used_datasets(args),
+        traces=getattr(args, "traces", None),
         **annotation_options(args),
     )
     return options.merged(**content)
@@ -60,6 +63,7 @@ def log_evaluation(
     default_run_name: str,
     anchor: Path,
     quiet: bool = False,
+    named_by_content: bool = True,
     **content: Any,
 ) -> LoggedRun | None:
     """Log an evaluation whose reports are already written; never lose it.
@@ -70,16 +74,39 @@ def log_evaluation(
     reached (or refuses the run), the bundle is kept next to ``anchor``
     (``<report>.run/``), the message says how to log it later with ``docevals log``,
     and ``None`` is returned. ``quiet`` leaves printing the run to the caller.
+
+    Under ``mlflow run`` (a recipe) a run given no ``--run-name`` is named after what
+    it evaluates (:func:`content_run_name`) rather than after its report file, whose
+    name the recipes fix; ``named_by_content=False`` keeps ``default_run_name``.
     """
     if not tracking_wanted(args):
         return None
     options = run_options(
         args, default_run_name=default_run_name, keep_bundle_at=bundle_folder(anchor), **content
     )
-    logged = log_or_keep(assemble(options), written="the reports")
+    run = assemble(options)
+    if named_by_content and not getattr(args, "run_name", None) and os.environ.get(PROJECT_RUN):
+        run.writer.bundle.run_name = (
+            content_run_name(run.writer.bundle) or run.writer.bundle.run_name
+        )
+    logged = log_or_keep(run, written="the reports")
     if logged is not None and not quiet:
         print(logged.describe())
     return logged
+
+
+def content_run_name(bundle: Any) -> str | None:
+    """A run's name after what it evaluates: ``fields <schema id>``, ``pipeline <id>``,
+    ``case <id>``, ``suite <id>``, ``split``, ``calibration`` (``None``: another kind)."""
+    from docevals_mlflow.tracking.keys import legal_run_name
+
+    kind = bundle.tags.get("docevals.report_kind")
+    identifiers = {"fields": "schema.id", "pipeline": "pipeline.id", "case": "case.id"}
+    identifiers["suite"] = "suite.id"
+    if kind in identifiers:
+        identifier = bundle.params.get(identifiers[kind])
+        return legal_run_name(f"{kind} {identifier}" if identifier else kind)
+    return kind if kind in {"split", "calibration"} else None
 
 
 def log_or_keep(run: AssembledRun, *, written: str) -> LoggedRun | None:

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
-from docevals_mlflow.cli.options import add_output_options, add_tracking_options
+from docevals_mlflow.cli.options import (
+    add_dashboard_option,
+    add_output_options,
+    add_tracking_options,
+    write_dashboard,
+)
 from docevals_mlflow.cli.paths import Input, Output, check_paths, report_outputs
 from docevals_mlflow.cli.run_logging import log_evaluation
 from docevals_mlflow.cli.thresholds import (
@@ -54,6 +59,7 @@ def register(commands: Any) -> None:
     split.add_argument("--expected", required=True, type=Path, help="ground truth (file/folder)")
     split.add_argument("--predicted", required=True, type=Path, help="predictions (file/folder)")
     add_output_options(split)
+    add_dashboard_option(split)
     split.add_argument(
         "--heatmap", type=Path, help="also write the confusion-matrix heatmap (HTML) here"
     )
@@ -114,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     markdown_text = render_split_markdown(report, max_packets=args.max_packets)
     heatmap_text = render_split_heatmap(report) if args.heatmap is not None else None
     _write_and_print(args, report, json_text, markdown_text, heatmap_text)
+    write_dashboard(args, lambda: _dashboard(report))
     breached = breaches(lambda name: SPLIT_FAIL_UNDER[name](report), under=thresholds)
 
     def assemble(options: Any) -> Any:
@@ -137,6 +144,12 @@ def run(args: argparse.Namespace) -> int:
         ground_truth=args.expected,
     )
     return gate(breached)
+
+
+def _dashboard(report: SplitReport) -> str:
+    from docevals_mlflow.reports.split_dashboard import render_split_dashboard
+
+    return render_split_dashboard(report)
 
 
 def _evaluate(args: argparse.Namespace) -> SplitReport:

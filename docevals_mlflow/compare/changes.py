@@ -371,8 +371,20 @@ def param_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[ValueCh
 
 
 def dataset_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[ValueChange]:
-    """Ground-truth datasets (by name) whose content digests differ between the runs."""
-    return _value_changes(baseline.datasets, candidate.datasets)
+    """Ground-truth datasets whose content differs between the runs.
+
+    Sameness is decided by content digest: a dataset whose digest both runs hold is
+    unchanged whatever its name (a renamed ground-truth file is not a change). The
+    others are matched by name, as are datasets logged without a digest (old runs).
+    """
+    shared = {digest for digest in baseline.datasets.values() if digest} & set(
+        candidate.datasets.values()
+    )
+
+    def unmatched(datasets: Mapping[str, str]) -> dict[str, str]:
+        return {name: digest for name, digest in datasets.items() if digest not in shared}
+
+    return _value_changes(unmatched(baseline.datasets), unmatched(candidate.datasets))
 
 
 def text_changes(baseline: RunSnapshot, candidate: RunSnapshot) -> list[TextDiff]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SCOPES = (
+    "Summary",
     "overall",
     "field",
     "class",

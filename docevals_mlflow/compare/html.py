@@ -17,11 +17,14 @@ import plotly.graph_objects as go
 from docevals_mlflow._version import __version__
 from docevals_mlflow.compare.changes import Changes, TextDiff
 from docevals_mlflow.compare.text import (
+    NOT_SIGNIFICANT_NOTE,
     RESULT_TEXT,
     changed_summary,
     effect_figures,
     headline_text,
+    holm_tests,
     interval,
+    result_text,
 )
 from docevals_mlflow.core.formatting import (
     level_text,
@@ -217,8 +220,10 @@ def _changes_html(changes: Changes) -> str:
     return "\n".join(parts)
 
 
-def _effects_html(pair: PairComparison) -> str:
+def _effects_html(pair: PairComparison, comparison: Comparison) -> str:
     effects = pair.effects
+    tests = holm_tests(comparison)
+    alpha = comparison.settings.alpha
     return html_table(
         [
             "Family",
@@ -238,7 +243,7 @@ def _effects_html(pair: PairComparison) -> str:
                 str(row["family"]),
                 str(row["unit"]),
                 str(row["metric"]),
-                RESULT_TEXT[row["direction"]],
+                result_text(row, tests=tests.get(str(row["family"]), 1), alpha=alpha),
                 str(row["n"]),
                 *effect_figures(row),
             ]
@@ -324,13 +329,18 @@ def render_comparison_html(comparison: Comparison) -> str:
         page.section(f"{pair.candidate.label} vs {pair.baseline.label}")
         page.add(
             html_note(
-                f"{pair.matched} matched {pair.unit}s. {headline_text(pair, settings.confidence)}"
+                f"{pair.matched} matched {pair.unit}s. "
+                f"{headline_text(pair, settings.confidence, comparison=comparison)}"
             )
         )
         for note in pair.notes:
             page.add(html_note(note))
         page.figure(forest_figure(pair, settings.confidence), f"fig-forest-{number_}")
-        page.add("<h3>Tested effects</h3>" + _effects_html(pair))
+        page.add(
+            "<h3>Tested effects</h3>"
+            + _effects_html(pair, comparison)
+            + html_note(NOT_SIGNIFICANT_NOTE)
+        )
         page.add("<h3>Flips</h3>" + _flips_html(pair))
         judges = _judges_html(pair)
         if judges:

@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Any
 from docevals_mlflow.compare.changes_markdown import changes_markdown
 from docevals_mlflow.compare.deltas import COUNT_STATISTICS
 from docevals_mlflow.compare.text import (
+    NOT_SIGNIFICANT_NOTE,
     RESULT_TEXT,
     effect_figures,
     headline_text,
+    holm_tests,
     interval,
     metric_label,
+    result_text,
 )
 from docevals_mlflow.core.formatting import (
     level_text,
@@ -40,31 +43,32 @@ FAMILY_TITLES = {
 # ---------------------------------------------------------------------------- tables
 
 
-def _effect_rows(frame: Any) -> Iterable[Sequence[Any]]:
+def _effect_rows(frame: Any, *, tests: int, alpha: float) -> Iterable[Sequence[Any]]:
     for _, row in frame.iterrows():
         yield (
             row["unit"],
             metric_label(row["metric"]),
             row["n"],
             *effect_figures(row),
-            RESULT_TEXT[row["direction"]],
+            result_text(row, tests=tests, alpha=alpha),
         )
 
 
-def effects_markdown(pair: PairComparison, confidence: float) -> list[str]:
+def effects_markdown(pair: PairComparison, comparison: Comparison) -> list[str]:
     """The "is it real" section: one table per family."""
     lines: list[str] = []
-    level = f"{level_text(confidence)} CI"
+    level = f"{level_text(comparison.settings.confidence)} CI"
+    holm = holm_tests(comparison)
     for family, title in FAMILY_TITLES.items():
         frame = pair.effects[pair.effects["family"] == family]
         if not len(frame):
             continue
         tests = {"randomisation": "randomisation test", "mcnemar": "exact McNemar"}
         used = ", ".join(dict.fromkeys(tests[test] for test in frame["test"]))
-        lines += [f"**{title}** ({used}; Holm within the family):", ""]
+        lines += [f"**{title}** ({used}; Holm within the family, {holm.get(family, 1)} tests):", ""]
         lines += table(
             ["unit", "metric", "n", "baseline", "candidate", "Δ", level, "p", "p (Holm)", "result"],
-            _effect_rows(frame),
+            _effect_rows(frame, tests=holm.get(family, 1), alpha=comparison.settings.alpha),
         )
         details = [
             f"{row['unit']}: {row['detail']}, κ between runs {metric_text(row['kappa'])}"
@@ -253,7 +257,7 @@ def pair_markdown(pair: PairComparison, comparison: Comparison) -> list[str]:
         "",
         f"Candidate run `{pair.candidate.run_id}`, {pair.matched} matched {pair.unit}s.",
         "",
-        f"**Headline:** {headline_text(pair, settings.confidence)}",
+        f"**Headline:** {headline_text(pair, settings.confidence, comparison=comparison)}",
         "",
         f"Significant at α = {setting_text(settings.alpha)}: "
         f"{len(pair.improvements)} improvement(s), {len(pair.regressions)} regression(s).",
@@ -262,7 +266,7 @@ def pair_markdown(pair: PairComparison, comparison: Comparison) -> list[str]:
     for note in pair.notes:
         lines += [f"> {note}", ""]
     lines += ["### What changed", "", *changes_markdown(pair.changes)]
-    lines += ["### Is it real", "", *effects_markdown(pair, settings.confidence)]
+    lines += ["### Is it real", "", *effects_markdown(pair, comparison)]
     lines += ["### Flips", "", *flips_markdown(pair)]
     judges = judges_markdown(pair)
     if judges:
@@ -299,7 +303,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         "Intervals: paired percentile bootstrap over matched "
         f"{comparison.pairs[0].unit}s. Tests: paired randomisation (sign-flip) for metrics, "
         "exact McNemar for pass/fail flips; a change counts only when significant after "
-        "Holm's correction. See docs/comparison.md.",
+        f"Holm's correction. {NOT_SIGNIFICANT_NOTE} See docs/comparison.md.",
         "",
     ]
     return "\n".join(lines)
@@ -318,7 +322,8 @@ def note_markdown(comparison: Comparison) -> str:
     ]
     for pair in comparison.pairs:
         lines.append(
-            f"- **{pair.candidate.label}**: {headline_text(pair)}; "
+            f"- **{pair.candidate.label}**: "
+            f"{headline_text(pair, comparison.settings.confidence, comparison=comparison)}; "
             f"{len(pair.improvements)} improvement(s), {len(pair.regressions)} regression(s)"
         )
     return "\n".join(lines) + "\n"

@@ -43,6 +43,72 @@ def effect_figures(row: Any) -> list[str]:
     ]
 
 
+TEST_NAMES = {"randomisation": "randomisation test", "mcnemar": "exact McNemar test"}
+
+
+def holm_tests(comparison: Comparison) -> dict[str, int]:
+    """Tests per Holm family (its units across every candidate): the N that a
+    family's adjusted p-values were corrected over."""
+    tests: dict[str, int] = {}
+    for pair in comparison.pairs:
+        for family, p_value in zip(pair.effects["family"], pair.effects["p_value"], strict=True):
+            if defined_number(p_value) is not None:
+                tests[family] = tests.get(family, 0) + 1
+    return tests
+
+
+def why_not_significant(row: Any, *, tests: int, alpha: float, brief: bool = False) -> str:
+    """Why a change whose interval excludes 0 is still not significant, in one phrase;
+    empty when the change is significant or its interval includes 0.
+
+    Significance is the test's p after Holm's correction below alpha; the interval is
+    a paired bootstrap percentile interval, adjusted for nothing. So an interval can
+    exclude 0 while the change is not significant: through multiplicity (p < alpha
+    before Holm's correction over the family's ``tests``, not after) or, with p not
+    below alpha even before it, through the sample size (a percentile interval is too
+    narrow with few paired units). ``brief``: the few words of a table cell.
+    """
+    if row["direction"] != "none":
+        return ""
+    low, high = defined_number(row["ci_low"]), defined_number(row["ci_high"])
+    p_value, adjusted = defined_number(row["p_value"]), defined_number(row["p_adjusted"])
+    if low is None or high is None or p_value is None or adjusted is None or low <= 0 <= high:
+        return ""
+    if p_value < alpha:
+        if brief:
+            return f"Holm over {tests} tests"
+        return (
+            f"not significant: p {p_value_text(p_value)} becomes {p_value_text(adjusted)} "
+            f"after Holm's correction over {tests} tests; the interval is a bootstrap "
+            "percentile interval, not adjusted for multiplicity"
+        )
+    if brief:
+        return f"p ≥ α at n = {row['n']}"
+    test = TEST_NAMES.get(str(row["test"]), str(row["test"]))
+    return (
+        f"not significant: {test} p {p_value_text(p_value)} ≥ α {setting_text(alpha)} "
+        f"at n = {row['n']} even before Holm's correction; the bootstrap percentile "
+        "interval is unadjusted and too narrow at this sample size"
+    )
+
+
+def result_text(row: Any, *, tests: int, alpha: float) -> str:
+    """The result cell of an effect: ``RESULT_TEXT`` of its direction, followed for a
+    non-significant one whose interval excludes 0 by a brief reason, as in
+    ``(Holm over 12 tests)`` (see :func:`why_not_significant`)."""
+    reason = why_not_significant(row, tests=tests, alpha=alpha, brief=True)
+    return RESULT_TEXT[row["direction"]] + (f" ({reason})" if reason else "")
+
+
+NOT_SIGNIFICANT_NOTE = (
+    'A result "–" with a reason marks an interval that excludes 0 without a significant '
+    'change. "Holm over N tests": p was below alpha before Holm\'s correction over the '
+    'family\'s N tests, not after. "p ≥ α at n = …": p was not below alpha even before '
+    "it, with few paired units. Intervals are bootstrap percentile intervals, not "
+    "adjusted for multiplicity."
+)
+
+
 def short(value: Any) -> str:
     if value is None:
         return "(absent)"
@@ -64,17 +130,30 @@ def metric_label(metric: str) -> str:
 # --------------------------------------------------------------------------- summary
 
 
-def headline_text(pair: PairComparison, confidence: float = 0.95) -> str:
-    """``micro F1 0.9422 → 0.9938 (+0.0516, 95% CI [...], Holm p 0.0005): ▲ improvement``."""
+def headline_text(
+    pair: PairComparison, confidence: float = 0.95, *, comparison: Comparison | None = None
+) -> str:
+    """``micro F1 0.9422 → 0.9938 (+0.0516, 95% CI [...], Holm p 0.0005): ▲ improvement``.
+
+    With the ``comparison`` (for alpha and the number of tests), a non-significant
+    result whose interval excludes 0 is followed by why (:func:`why_not_significant`).
+    """
     effect = pair.headline
     if not effect:
         return "no overall figure"
+    reason = ""
+    if comparison is not None:
+        reason = why_not_significant(
+            effect,
+            tests=holm_tests(comparison).get(str(effect["family"]), 1),
+            alpha=comparison.settings.alpha,
+        )
     return (
         f"{metric_label(effect['metric'])} {metric_text(effect['baseline'])} → "
         f"{metric_text(effect['candidate'])} ({signed_text(effect['delta'])}, "
         f"{level_text(confidence)} CI {interval(effect['ci_low'], effect['ci_high'])}, "
         f"Holm p {p_value_text(effect['p_adjusted'])})"
-        f": {RESULT_TEXT[effect['direction']]}"
+        f": {RESULT_TEXT[effect['direction']]}" + (f" ({reason})" if reason else "")
     )
 
 
@@ -98,7 +177,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
     for pair in comparison.pairs:
         lines.append(
             f"{pair.candidate.label} ({pair.candidate.run_id}): {pair.matched} matched "
-            f"{pair.unit}s; {headline_text(pair, settings.confidence)}"
+            f"{pair.unit}s; {headline_text(pair, settings.confidence, comparison=comparison)}"
         )
         improvements, regressions = pair.improvements, pair.regressions
         lines.append(

@@ -75,11 +75,14 @@ def stacked_bars(
     *,
     title: str,
     axis_title: str,
+    details: Sequence[str] | None = None,
 ) -> go.Figure:
     """Horizontal stacked count bars: one trace per ``(name, colour, counts)``.
 
-    ``names`` are the escaped full texts of the categories, for the hover.
+    ``names`` are the escaped full texts of the categories, for the hover;
+    ``details``, escaped too, add a last hover line per category.
     """
+    extra = [f"<br>{detail}" for detail in details] if details else [""] * len(labels)
     totals = [sum(values[i] for _, _, values in series) for i in range(len(labels))]
     figure = go.Figure()
     for name, colour, values in series:
@@ -92,7 +95,7 @@ def stacked_bars(
                 marker={"color": colour},
                 hovertext=[
                     f"<b>{names[i]}</b><br>{name}: {value} of {totals[i]} "
-                    f"({percent_of(value, totals[i])})"
+                    f"({percent_of(value, totals[i])}){extra[i]}"
                     for i, value in enumerate(values)
                 ],
                 hoverinfo="text",

@@ -106,35 +106,30 @@ def stage_contexts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Fi
     )
 
 
-def metric_pass_rate_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure:
-    """Pass rate per metric, with counts, errors and review rate in the hover."""
-    labels = axis_labels(names)
+def metric_verdicts_figure(suite: SuiteReport, names: Sequence[str]) -> go.Figure:
+    """Stacked verdict counts per metric; the pass rate, errors and review rate are in
+    the hover. Counts rather than pass-rate bars: a judge whose verdicts are all
+    uncertain or failing has a pass rate of 0 everywhere, which drew as an empty chart.
+    """
     summaries = [suite.metrics[name] for name in names]
-    figure = go.Figure(
-        go.Bar(
-            name="pass rate",
-            x=[summary.pass_rate for summary in summaries],
-            y=labels,
-            orientation="h",
-            marker={"color": VERDICT_COLOURS["pass"]},
-            hovertext=[
-                f"<b>{html.escape(name)}</b><br>pass rate: {percent_text(summary.pass_rate)} "
-                f"of {summary.count}<br>"
-                + " · ".join(f"{v} {summary.verdict_counts.get(v, 0)}" for v in VERDICTS)
-                + f"<br>errors: {summary.error_count} · review: "
-                f"{percent_text(summary.human_review_rate)}"
-                for name, summary in zip(names, summaries, strict=True)
-            ],
-            hoverinfo="text",
-            showlegend=False,
-        )
-    )
-    return figure_layout(
-        figure,
-        title="Pass rate per metric",
-        height=bar_height(len(names)),
-        xaxis={"title": {"text": "pass rate"}, "range": [0, 1.05], "tickformat": ".0%"},
-        yaxis=category_axis(labels),
+    return stacked_bars(
+        axis_labels(names),
+        [
+            (
+                verdict,
+                VERDICT_COLOURS[verdict],
+                [summary.verdict_counts.get(verdict, 0) for summary in summaries],
+            )
+            for verdict in VERDICTS
+        ],
+        [html.escape(name) for name in names],
+        title="Verdicts per metric",
+        axis_title="metric results",
+        details=[
+            f"pass rate {percent_text(summary.pass_rate)} · errors {summary.error_count} · "
+            f"review {percent_text(summary.human_review_rate)}"
+            for summary in summaries
+        ],
     )
 
 
@@ -183,20 +178,24 @@ def _capped(names: Sequence[str], what: str) -> tuple[list[str], str]:
 def _as_suite(
     report: AnyEvaluationReport,
 ) -> tuple[SuiteReport, str, list[tuple[str, str]], list[EvaluationReport]]:
-    """The suite summary of ``report``, its page title, headline cards and stages."""
+    """The suite summary of ``report``, its page title, headline cards and stages.
+
+    Titles name the kind and cards the id ("Suite suite" was the title of a suite
+    whose id is ``suite``).
+    """
     if isinstance(report, SuiteReport):
-        return report, f"Suite {report.suite_id}", [("Suite", report.suite_id)], []
+        return report, "Suite evaluation dashboard", [("Suite", report.suite_id)], []
     if isinstance(report, PipelineEvaluationReport):
         return (
             build_suite_report([report], suite_id=report.pipeline_id),
-            f"Pipeline {report.pipeline_id}",
-            [("Combined verdict", report.verdict)],
+            "Pipeline evaluation dashboard",
+            [("Pipeline", report.pipeline_id), ("Combined verdict", report.verdict)],
             report.stage_reports,
         )
     return (
         build_suite_report([report], suite_id=report.case_id),
-        f"Case {report.case_id}, stage {report.stage_id}",
-        [("Verdict", report.verdict)],
+        "Case evaluation dashboard",
+        [("Case", report.case_id), ("Stage", report.stage_id), ("Verdict", report.verdict)],
         [report],
     )
 
@@ -232,7 +231,7 @@ def _metric_sections(page: Page, suite: SuiteReport) -> None:
         return
     if note:
         page.add(html_note(note))
-    page.figure(metric_pass_rate_figure(suite, names), "fig-metric-pass-rates")
+    page.figure(metric_verdicts_figure(suite, names), "fig-metric-verdicts")
     scores = metric_scores_figure(suite, names)
     if scores is None:
         page.add(html_note("No metric reported a score."))

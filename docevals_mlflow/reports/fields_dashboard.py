@@ -36,6 +36,7 @@ from docevals_mlflow.reports.html import (
     html_note,
     html_table,
 )
+from docevals_mlflow.reports.ratings import rate_shown
 
 # The same boundaries as the Markdown ratings (0.9 / 0.7 / 0.5), so a field's colour
 # here matches its mark in fields.md.
@@ -167,7 +168,10 @@ def field_outcomes_figure(entries: Sequence[Mapping[str, Any]]) -> go.Figure:
 def _fields_summary(report: Mapping[str, Any]) -> str:
     overall = report.get("overall") or {}
     metrics = overall.get("metrics") or {}
+    cells = overall.get("counts") or {}
     cards = [("Documents", str(overall.get("documents", 0)))]
+    # FAR and FDR only where they can tell something (ratings.rate_shown): without a
+    # TN, FAR is n/a or 1.0 by construction; the false alarms are counted instead.
     cards += [
         (label, metric_text(metrics.get(name)))
         for name, label in (
@@ -178,7 +182,10 @@ def _fields_summary(report: Mapping[str, Any]) -> str:
             ("far", "FAR"),
             ("fdr", "FDR"),
         )
+        if rate_shown(name, cells)
     ]
+    if not rate_shown("far", cells) and cells.get("fa"):
+        cards.append(("False alarms", str(cells["fa"])))
     cards.append(("Macro F1", metric_text(overall.get("macro_f1"))))
     schema = report.get("schema") or {}
     counts = _counts(overall)

@@ -8,7 +8,14 @@ from typing import Any
 
 from docevals_mlflow.core.formatting import defined_number, metric_text, percent_text
 from docevals_mlflow.reports.markdown import cell, inline_code, table
-from docevals_mlflow.reports.ratings import NOT_AVAILABLE, icon, progress_bar, rating
+from docevals_mlflow.reports.ratings import (
+    NOT_AVAILABLE,
+    far_hidden_text,
+    icon,
+    progress_bar,
+    rate_shown,
+    rating,
+)
 
 METRIC_LABELS: dict[str, str] = {
     "precision": "Precision",
@@ -26,6 +33,8 @@ _METRIC_NOTES: dict[str, str] = {
     "far": "FA / (FA + TN), lower is better",
     "fdr": "FD / (FD + TP), lower is better",
 }
+
+_NOT_RATED = "➖ not rated (see the summary)"
 
 
 def matched_of(counts: Mapping[str, int]) -> tuple[int, int]:
@@ -57,9 +66,12 @@ def summary_section(report: Mapping[str, Any]) -> list[str]:
         f"- **Overall match rate**: {icon('accuracy', rate)} {matched}/{total} attributes"
         + (f" {progress_bar(rate)} {percent_text(rate)}" if rate is not None else ""),
     ]
+    counts = overall["counts"]
     for name, label in METRIC_LABELS.items():
-        lines.append(f"- **{label}**: {_gauge(name, metrics.get(name))}")
-    lines.append(f"- **Macro F1** (mean of document F1): {_gauge('f1', overall.get('macro_f1'))}")
+        lines.append(f"- **{label}**: {_gauge(name, metrics.get(name), counts)}")
+    lines.append(
+        f"- **Macro F1** (mean of document F1): {_gauge('f1', overall.get('macro_f1'), counts)}"
+    )
     return lines + _settings(report) + _undecided(report) + _unparsed(report)
 
 
@@ -141,7 +153,11 @@ def _undecided(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _gauge(metric: str, value: Any) -> str:
+def _gauge(metric: str, value: Any, counts: Mapping[str, int]) -> str:
+    if not rate_shown(metric, counts):
+        # FAR without a TN is n/a or 1.0 by construction, FDR without a prediction
+        # where a value was due is n/a: no rating either way (never a red "Poor").
+        return far_hidden_text(counts) if metric == "far" else NOT_AVAILABLE
     number = defined_number(value)
     if number is None:
         # No bar: an empty one would read as 0, which an undefined metric is not.
@@ -156,7 +172,9 @@ def metrics_section(report: Mapping[str, Any]) -> list[str]:
         (
             METRIC_LABELS[name],
             metric_text(overall["metrics"].get(name)),
-            rating(name, overall["metrics"].get(name)),
+            rating(name, overall["metrics"].get(name))
+            if rate_shown(name, overall["counts"])
+            else _NOT_RATED,
             _METRIC_NOTES[name],
         )
         for name in METRIC_LABELS

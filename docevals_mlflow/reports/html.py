@@ -102,17 +102,53 @@ def html_note(text: str) -> str:
 # --------------------------------------------------------------------------- figures
 
 
+TITLE_LAYOUT: dict[str, Any] = {
+    # Anchored to the plot area with automargin: plotly widens the top margin so that
+    # the title sits above the plot, its tick labels and axis titles (a top-side axis
+    # included) instead of at a fixed height in the margin where they would collide.
+    "automargin": True,
+    # Left-aligned from the figure's edge, not the plot area's: long tick labels
+    # would otherwise push a long title out of a narrow figure.
+    "xref": "container",
+    "x": 0,
+    "xanchor": "left",
+    "yref": "paper",
+    "y": 1,
+    "yanchor": "bottom",
+    "pad": {"b": 14, "l": 10},
+}
+LEGEND_LAYOUT: dict[str, Any] = {
+    # Right of the plot area, top-aligned: never over the title, which is above it.
+    "orientation": "v",
+    "x": 1.02,
+    "xanchor": "left",
+    "y": 1,
+    "yanchor": "top",
+}
+
+
+def title_layout(title: str) -> dict[str, Any]:
+    """The layout ``title`` of a figure (escaped text, placed by :data:`TITLE_LAYOUT`)."""
+    return {"text": html.escape(title), **TITLE_LAYOUT}
+
+
 def figure_layout(figure: go.Figure, *, title: str, height: int, **layout: Any) -> go.Figure:
-    """The shared look of a figure (``layout`` adds or overrides settings)."""
+    """The shared look of a figure (``layout`` adds or overrides settings).
+
+    Both axes get ``automargin`` unless ``layout`` says otherwise: with the narrow
+    fixed margins, tick labels and axis titles would otherwise be clipped.
+    """
+    for name in ("xaxis", "yaxis"):
+        layout[name] = {"automargin": True, **(layout.get(name) or {})}
     figure.update_layout(
         # An explicit template keeps the output independent of the process-wide
         # plotly default; "none" also keeps ~7 kB of theme JSON out of every figure.
         template="none",
-        title={"text": html.escape(title)},
+        title=title_layout(title),
         height=height,
-        margin={"l": 10, "r": 20, "t": 60, "b": 50},
+        margin={"l": 10, "r": 20, "t": 30, "b": 50},
         font={"size": 12},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        legend=LEGEND_LAYOUT,
         **layout,
     )
     return figure
@@ -188,8 +224,10 @@ class Page:
 
 
 __all__ = [
+    "LEGEND_LAYOUT",
     "MAX_LABEL_CHARS",
     "STYLE",
+    "TITLE_LAYOUT",
     "Page",
     "axis_labels",
     "category_axis",
@@ -198,4 +236,5 @@ __all__ = [
     "html_note",
     "html_table",
     "plotly_js",
+    "title_layout",
 ]

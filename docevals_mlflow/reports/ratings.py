@@ -5,11 +5,18 @@ false alarm and false discovery rates lower is better, so the scale is mirrored:
 🟢 ≤ 0.1, 🟡 ≤ 0.3, 🟠 ≤ 0.5, 🔴 above. An undefined metric (zero denominator) is
 shown as ``n/a`` with a neutral mark (``NOT_AVAILABLE``), never a colour or a "Poor".
 Shared by the fields and split reports, so a rating means the same in both.
+
+FAR and FDR are shown (as a card, a gauge or a rating) only where they can tell
+something (:func:`rate_shown`): FAR = FA / (FA + TN) needs a leaf that was expected
+empty and stayed empty (TN > 0), since without one it is n/a or 1.0 by construction
+(the attributes of an extra list item, for instance, can only be FA); FDR = FD /
+(FD + TP) needs a prediction where a value was due (TP + FD > 0).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow.core.formatting import defined_number, metric_text
@@ -25,6 +32,31 @@ _POOR = ("🔴", "Poor")
 # Lower-is-better metrics mirror the scale; compared on the value itself (not on
 # 1 - value) so that 0.1, 0.3 and 0.5 land exactly on their boundaries.
 _LOW_RATINGS = ((0.1, "🟢", "Excellent"), (0.3, "🟡", "Good"), (0.5, "🟠", "Fair"))
+
+
+def rate_shown(metric: str, counts: Mapping[str, Any]) -> bool:
+    """Whether ``far`` or ``fdr`` is worth showing for these cells (lower-case keys,
+    ``tp`` .. ``tn``); any other metric is always shown."""
+
+    def cell(name: str) -> int:
+        return int(counts.get(name) or 0)
+
+    if metric == "far":
+        return cell("tn") > 0
+    if metric == "fdr":
+        return cell("tp") + cell("fd") > 0
+    return True
+
+
+def far_hidden_text(counts: Mapping[str, Any]) -> str:
+    """Why FAR is not shown, with the false alarms counted (see :func:`rate_shown`)."""
+    fa = int(counts.get("fa") or 0)
+    if not fa:
+        return "n/a: no leaf was expected empty"
+    return (
+        f"not rated: no leaf expected empty stayed empty (TN 0), so FAR is 1.0 by "
+        f"construction; {fa} false alarm(s)"
+    )
 
 
 def rating(metric: str, value: float | None) -> str:

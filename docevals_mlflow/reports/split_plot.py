@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from docevals_mlflow.core.formatting import metric_text, percent_text
-from docevals_mlflow.reports.html import Page, axis_labels, html_note
+from docevals_mlflow.reports.html import Page, axis_labels, html_note, title_layout
 from docevals_mlflow.split.batch import summarize
 from docevals_mlflow.split.classes import MISSING_LABEL_TEXT, ConfusionMatrix
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
@@ -22,6 +22,7 @@ from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 MAX_HEATMAP_LABELS = 80
 """Classes drawn (the most frequent ones); the JSON report has the full matrix."""
 MAX_LABEL_CHARS = 40
+HEATMAP_TITLE = "Page classes: expected vs predicted"
 
 
 def _row_shares(
@@ -83,18 +84,21 @@ def confusion_figure(confusion: ConfusionMatrix) -> tuple[go.Figure, str]:
     size = max(360, 38 * len(keep) + 220)
     figure.update_layout(
         template="none",
-        title={"text": "Page classes: expected (rows) vs predicted (columns)"},
+        # Short and above the plot; the predicted classes are along the bottom, as a
+        # top-side axis shared the band above the plot with the title and crowded it.
+        # The axis titles say which side is which.
+        title=title_layout(HEATMAP_TITLE),
         height=size,
         width=size + 160,
-        margin={"l": 10, "r": 20, "t": 60, "b": 10},
+        margin={"l": 10, "r": 20, "t": 30, "b": 10},
         xaxis={
-            "title": {"text": "predicted class"},
-            "side": "top",
+            "title": {"text": "predicted class (columns)"},
+            "side": "bottom",
             "type": "category",
             "automargin": True,
         },
         yaxis={
-            "title": {"text": "expected class"},
+            "title": {"text": "expected class (rows)"},
             "type": "category",
             "autorange": "reversed",
             "automargin": True,
@@ -129,4 +133,4 @@ def render_split_heatmap(report: SplitReport | PacketSplitReport) -> str:
     )
 
 
-__all__ = ["MAX_HEATMAP_LABELS", "confusion_figure", "render_split_heatmap"]
+__all__ = ["HEATMAP_TITLE", "MAX_HEATMAP_LABELS", "confusion_figure", "render_split_heatmap"]

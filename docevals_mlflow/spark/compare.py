@@ -130,12 +130,14 @@ class SparkFieldComparison:
         schema: DocumentSchema | None = None,
         prompt: RunPrompt | None = None,
         options: RunOptions | None = None,
+        traces: str | int | None = None,
     ) -> LoggedRun:
         """Log this comparison as one MLflow run, assembled as every field comparison
         run is (see :func:`~docevals_mlflow.log_field_comparison`), with the param
         ``docevals.engine=spark``.
 
-        ``schema`` defaults to the one the comparison was made with.
+        ``schema`` defaults to the one the comparison was made with; ``traces`` picks
+        the documents that get an MLflow trace (as for ``log_field_comparison``).
         """
         from docevals_mlflow.tracking.api import log_field_comparison
         from docevals_mlflow.tracking.options import RunOptions
@@ -154,6 +156,7 @@ class SparkFieldComparison:
             schema=schema or chosen.schema or self.schema,
             prompt=prompt,
             options=chosen,
+            traces=traces,
         )
 
     def unpersist(self) -> None:

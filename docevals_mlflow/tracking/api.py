@@ -40,6 +40,7 @@ def log_field_comparison(
     prompt: RunPrompt | None = None,
     datasets: Sequence[DatasetUse] | None = None,
     options: RunOptions | None = None,
+    traces: str | int | None = None,
 ) -> LoggedRun:
     """Log a field comparison (a :class:`BatchComparison` or its report dict) as a run.
 
@@ -52,9 +53,13 @@ def log_field_comparison(
     keywords given win over it. If logging fails and ``keep_bundle_at`` is given, the
     run bundle is kept there for ``docevals log`` (or beside it, ``<name>-2``, when a
     bundle not yet logged is there; the raised error's ``kept_bundle`` says where).
+    ``traces`` (``all``, ``errors``, N, ``none``) picks the documents that get an
+    MLflow trace linked to the run (default: every one up to 1,000, then the wrong
+    ones first).
 
     Raises:
-        InputError: ``schema`` is not the one the comparison used.
+        InputError: ``schema`` is not the one the comparison used, or ``traces`` is
+            not a policy.
     """
     chosen = (options or RunOptions()).merged(
         ground_truth=ground_truth,
@@ -67,6 +72,7 @@ def log_field_comparison(
         schema=schema,
         prompt=prompt,
         datasets=datasets,
+        traces=traces,
     )
     return log_assembled(assemble_fields(comparison, chosen, verdict=verdict))
 
@@ -84,6 +90,7 @@ def log_evaluation_report(
     extend: Callable[[BundleWriter], None] | None = None,
     datasets: Sequence[DatasetUse] | None = None,
     options: RunOptions | None = None,
+    traces: str | int | None = None,
 ) -> LoggedRun:
     """Log a case, pipeline or suite report as a run (see
     :func:`~docevals_mlflow.tracking.evaluation_layout.layout_evaluation`).
@@ -93,7 +100,8 @@ def log_evaluation_report(
     (:class:`~docevals_mlflow.tracking.dataset_use.DatasetUse`, as
     ``--ground-truth-dataset`` records them). ``extend`` may add more to the bundle
     (judge panels, review queues) before it is logged. ``options`` holds the run
-    settings in one value; the keywords given win over it.
+    settings in one value; the keywords given win over it. ``traces`` picks the cases
+    that get an MLflow trace, as for :func:`log_field_comparison`.
     """
     chosen = (options or RunOptions()).merged(
         run_name=run_name,
@@ -103,6 +111,7 @@ def log_evaluation_report(
         tags=tags,
         keep_bundle_at=keep_bundle_at,
         datasets=datasets,
+        traces=traces,
     )
     return log_assembled(
         assemble_evaluation(report, chosen, stage_reports=stage_reports, extend=extend)

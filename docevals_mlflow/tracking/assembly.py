@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import InputError
@@ -61,17 +61,20 @@ if TYPE_CHECKING:
     from docevals_mlflow.tracking.approval_runs import ApprovalContent
     from docevals_mlflow.tracking.generation_runs import GenerationSettings
     from docevals_mlflow.tracking.runs import LoggedRun
+    from docevals_mlflow.tracking.trace_records import TraceRecord
 
 _NO_OPTIONS = RunOptions()
 
 
 @dataclass(frozen=True)
 class AssembledRun:
-    """A run ready to be logged: its bundle and the options it was assembled with
-    (the kind's default run name and experiment filled in)."""
+    """A run ready to be logged: its bundle, the options it was assembled with
+    (the kind's default run name and experiment filled in) and the MLflow traces
+    logged with it (see :mod:`~docevals_mlflow.tracking.trace_records`)."""
 
     writer: BundleWriter
     options: RunOptions
+    traces: list[TraceRecord] = field(default_factory=list)
 
     @property
     def kind(self) -> RunKind:
@@ -94,9 +97,11 @@ class AssembledRun:
         return sorted(self.writer.files)
 
 
-def _assembled(writer: BundleWriter, options: RunOptions) -> AssembledRun:
+def _assembled(
+    writer: BundleWriter, options: RunOptions, traces: list[TraceRecord] | None = None
+) -> AssembledRun:
     apply_options(writer, options)
-    return AssembledRun(writer, options)
+    return AssembledRun(writer, options, list(traces or []))
 
 
 def _start(
@@ -125,6 +130,7 @@ def log_assembled(run: AssembledRun) -> LoggedRun:
         tracking_uri=options.tracking_uri,
         experiment=options.experiment,
         keep_bundle_at=options.keep_bundle_at,
+        traces=run.traces,
     )
 
 
@@ -183,7 +189,11 @@ def assemble_fields(
     )
     if schema is not None:
         writer.text("specs/schema.json", schema.model_dump_json(indent=1))
-    return _assembled(writer, options)
+    from docevals_mlflow.tracking.trace_fields import field_traces
+
+    source = None if options.ground_truth is None else os.path.basename(options.ground_truth)
+    traces = field_traces(report, options.trace_policy, source=source or None)
+    return _assembled(writer, options, traces)
 
 
 # --- case, pipeline and suite evaluations -------------------------------------------
@@ -203,7 +213,9 @@ def assemble_evaluation(
 
     ``stage_reports`` are the stages behind a suite report (a case or pipeline
     report holds its own). ``extend`` may add more to the bundle (judge panels,
-    review queues) before the options are applied.
+    review queues) before the options are applied. Each case selected by the options'
+    traces policy gets an MLflow trace
+    (:mod:`~docevals_mlflow.tracking.trace_pipeline`).
     """
     from docevals_mlflow.tracking.evaluation_layout import layout_evaluation
 
@@ -225,7 +237,10 @@ def assemble_evaluation(
     )
     if extend is not None:
         extend(writer)
-    return _assembled(writer, options)
+    from docevals_mlflow.tracking.trace_pipeline import evaluation_traces
+
+    traces = evaluation_traces(report, options.trace_policy, stage_reports=stage_reports)
+    return _assembled(writer, options, traces)
 
 
 # --- split evaluations ----------------------------------------------------------------

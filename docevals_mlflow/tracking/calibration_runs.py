@@ -8,9 +8,10 @@
   agreement_ci_low, agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high,
   kappa_decided, abstention_rate, precision, recall}``; ``calibration/{unmatched_labels,
   unlabelled_cases, unlabelled_claims}``; for panels ``calibration/fleiss_kappa`` and
-  ``calibration/variant/<name>/{kappa,agreement}``; the disagreement budget's
-  ``disagreement_budget/...`` and ``disagreement_threshold/...``;
-* artifacts: ``report/report.json``, ``report/report.md``, ``metrics_index.json``.
+  ``calibration/variant/<name>/{kappa,agreement}``;
+* artifacts: ``report/report.json``, ``report/report.md``, ``metrics_index.json``; the
+  disagreement budget's figure tables ``tables/disagreement_budget.json`` and
+  ``tables/disagreement_threshold.json``.
 
 Undefined figures are not logged. ``docevals calibrate`` and
 :func:`log_calibration_report` both assemble the run with

@@ -1,17 +1,22 @@
-"""MLflow metrics of the diagnostics (calibration, review budgets, counterfactual
-attribution, failure cascades, panel disagreement).
+"""MLflow metrics and figure tables of the diagnostics (calibration, review budgets,
+counterfactual attribution, failure cascades, panel disagreement).
 
-Keys (undefined figures are not logged):
+Metrics (undefined figures are not logged):
 
-* ``calibration/overall/{auroc,brier,ece,accuracy,mean_confidence,fields,errors}``
-  and ``calibration/<field>/{auroc,brier,ece,accuracy,fields,errors}``;
-* ``review_budget/<k>pct/{error_capture,reviewed}`` and
-  ``review_threshold/<t>pct/{confidence,review_rate,error_capture}``;
-* ``stage/<stage>/{caused_by_upstream_rate,counterfactual_coverage}``;
-* ``cascade/<upstream>-to-<downstream>/{co_failure_rate,baseline_failure_rate,
-  caused_rate,co_failures,upstream_failures}``;
-* ``disagreement_budget/<k>pct/{error_capture,reviewed}`` and
-  ``disagreement_threshold/<t>pct/{disagreement,review_rate,error_capture}``.
+* ``calibration/overall/{auroc,brier,ece,accuracy,mean_confidence,fields,errors}``;
+* ``stage/<stage>/{caused_by_upstream_rate,counterfactual_coverage}``.
+
+Figure tables (see :func:`~docevals_mlflow.tracking.layout_shared.figure_table`; each
+row's ``key`` is the metric prefix of its figures):
+
+* ``tables/calibration.json``: ``calibration/<field>`` rows of
+  ``{auroc,brier,ece,accuracy,fields,errors}`` (and the ``overall`` row);
+* ``tables/review_budget.json`` (``review_budget/<k>pct``: ``error_capture``,
+  ``reviewed``) and ``tables/review_threshold.json`` (``review_threshold/<t>pct``:
+  ``confidence``, ``review_rate``, ``error_capture``), and the same two for panel
+  disagreement (``disagreement_budget``, ``disagreement_threshold``);
+* ``tables/cascades.json``: ``cascade/<upstream>-to-<downstream>`` rows of
+  ``{co_failure_rate,baseline_failure_rate,caused_rate,co_failures,upstream_failures}``.
 
 Does not import mlflow.
 """
@@ -31,25 +36,44 @@ from docevals_mlflow.core.diagnostics import (
 from docevals_mlflow.core.statistics import budget_key
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, clean_segment, legal_key, template_segment
+from docevals_mlflow.tracking.layout_shared import figure_table
 
 OVERALL = "overall"
 """The calibration key segment of all fields together."""
 _OVERALL_SOURCE = "(all fields)"
 
 
-def _budget_metrics(
+def _budget_tables(
     writer: BundleWriter, review: ReviewBudget, budget_prefix: str, threshold_prefix: str
 ) -> None:
     threshold_name = "confidence" if review.signal == "confidence" else "disagreement"
-    for point in review.budgets:
-        key = f"{budget_prefix}/{budget_key(point.budget)}"
-        writer.metric(f"{key}/error_capture", point.error_capture)
-        writer.metric(f"{key}/reviewed", point.reviewed)
-    for target in review.thresholds:
-        key = f"{threshold_prefix}/{budget_key(target.target)}"
-        writer.metric(f"{key}/{threshold_name}", target.threshold)
-        writer.metric(f"{key}/review_rate", target.review_rate)
-        writer.metric(f"{key}/error_capture", target.error_capture)
+    figure_table(
+        writer,
+        f"tables/{budget_prefix}.json",
+        [
+            {
+                "key": f"{budget_prefix}/{budget_key(point.budget)}",
+                "budget": point.budget,
+                "error_capture": point.error_capture,
+                "reviewed": point.reviewed,
+            }
+            for point in review.budgets
+        ],
+    )
+    figure_table(
+        writer,
+        f"tables/{threshold_prefix}.json",
+        [
+            {
+                "key": f"{threshold_prefix}/{budget_key(target.target)}",
+                "target": target.target,
+                threshold_name: target.threshold,
+                "review_rate": target.review_rate,
+                "error_capture": target.error_capture,
+            }
+            for target in review.thresholds
+        ],
+    )
 
 
 def calibration_metrics(
@@ -57,24 +81,33 @@ def calibration_metrics(
     keys: KeyMap,
     calibration: ConfidenceCalibration | Mapping[str, Any],
 ) -> None:
-    """Calibration and review-budget metrics of a field comparison."""
+    """Calibration metrics of all fields together; per field and review budgets as
+    figure tables."""
     if not isinstance(calibration, ConfidenceCalibration):
         calibration = ConfidenceCalibration.model_validate(calibration)
-    # Registered first, so that a field called "overall" gets "overall_2".
+    # Registered first, so that a field called "overall" gets "overall_2". Per-field
+    # segments come from a map of their own: they name table rows, not logged keys,
+    # so metrics_index.json keeps exactly the segments of the logged keys.
     overall = keys.segment("calibration", _OVERALL_SOURCE, OVERALL)
-    entries = [(overall, calibration.overall)]
+    rows = KeyMap()
+    rows.segment("calibration", _OVERALL_SOURCE, OVERALL)
+    entries = [(overall, _OVERALL_SOURCE, calibration.overall)]
     entries += [
-        (keys.segment("calibration", template, template_segment(template)), stats)
+        (rows.segment("calibration", template, template_segment(template)), template, stats)
         for template, stats in calibration.fields.items()
     ]
-    for segment, stats in entries:
-        prefix = legal_key(f"calibration/{segment}")
-        for name in ("auroc", "brier", "ece", "accuracy"):
-            writer.metric(f"{prefix}/{name}", getattr(stats, name))
-        writer.metric(f"{prefix}/fields", stats.n)
-        writer.metric(f"{prefix}/errors", stats.errors)
+    table = []
+    for segment, source, stats in entries:
+        row: dict[str, Any] = {"key": legal_key(f"calibration/{segment}"), "field": source}
+        row |= {name: getattr(stats, name) for name in ("auroc", "brier", "ece", "accuracy")}
+        row |= {"fields": stats.n, "errors": stats.errors}
+        table.append(row)
+    for name, value in table[0].items():
+        if name not in ("key", "field"):
+            writer.metric(f"calibration/{overall}/{name}", value)
     writer.metric(f"calibration/{overall}/mean_confidence", calibration.overall.mean_confidence)
-    _budget_metrics(writer, calibration.review, "review_budget", "review_threshold")
+    figure_table(writer, "tables/calibration.json", table)
+    _budget_tables(writer, calibration.review, "review_budget", "review_threshold")
 
 
 def counterfactual_metrics(
@@ -89,22 +122,34 @@ def counterfactual_metrics(
 
 
 def cascade_metrics(writer: BundleWriter, keys: KeyMap, edges: list[CascadeEdge] | None) -> None:
-    """Per dependency edge: co-failure, baseline and caused rates and counts."""
+    """Per dependency edge: co-failure, baseline and caused rates and counts, as the
+    figure table ``tables/cascades.json``. The edge segments name table rows, not
+    logged keys: they come from a map of their own (``keys`` is left as it is)."""
+    rows = []
+    segments = KeyMap()
     for edge in edges or ():
-        segment = keys.segment(
+        segment = segments.segment(
             "cascade",
             f"{edge.upstream} → {edge.downstream}",
             f"{clean_segment(edge.upstream)}-to-{clean_segment(edge.downstream)}",
         )
-        prefix = legal_key(f"cascade/{segment}")
-        writer.metric(f"{prefix}/co_failure_rate", edge.co_failure_rate)
-        writer.metric(f"{prefix}/baseline_failure_rate", edge.baseline_failure_rate)
-        writer.metric(f"{prefix}/caused_rate", edge.caused_rate)
-        writer.metric(f"{prefix}/co_failures", edge.co_failures)
-        writer.metric(f"{prefix}/upstream_failures", edge.upstream_failures)
+        rows.append(
+            {
+                "key": legal_key(f"cascade/{segment}"),
+                "name": f"{edge.upstream} → {edge.downstream}",
+                "upstream": edge.upstream,
+                "downstream": edge.downstream,
+                "co_failure_rate": edge.co_failure_rate,
+                "baseline_failure_rate": edge.baseline_failure_rate,
+                "caused_rate": edge.caused_rate,
+                "co_failures": edge.co_failures,
+                "upstream_failures": edge.upstream_failures,
+            }
+        )
+    figure_table(writer, "tables/cascades.json", rows)
 
 
 def disagreement_metrics(writer: BundleWriter, budget: DisagreementBudget | None) -> None:
-    """Review budgets of panel results ranked by disagreement."""
+    """Review budgets of panel results ranked by disagreement (figure tables)."""
     if budget is not None:
-        _budget_metrics(writer, budget.review, "disagreement_budget", "disagreement_threshold")
+        _budget_tables(writer, budget.review, "disagreement_budget", "disagreement_threshold")

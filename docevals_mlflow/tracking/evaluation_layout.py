@@ -22,7 +22,7 @@ from docevals_mlflow.tracking import diagnostics_layout
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
 from docevals_mlflow.tracking.judge_layout import judge_layout
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.layout_shared import tag_evaluation
+from docevals_mlflow.tracking.layout_shared import headline, tag_evaluation
 
 AnyEvaluation = EvaluationReport | PipelineEvaluationReport | SuiteReport
 
@@ -81,23 +81,34 @@ def layout_evaluation(
 
 
 def _suite_metrics(writer: BundleWriter, keys: KeyMap, suite: SuiteReport) -> None:
-    """Case verdict rates, then per stage, cascade, disagreement, metric and usage."""
-    writer.metric("overall/cases", suite.case_count)
+    """The headline (``Summary/{cases,case_<verdict>_rate,human_review_rate}``), then
+    per stage, cascade, disagreement, metric and usage."""
+    headline(
+        writer,
+        [
+            ("cases", suite.case_count),
+            *(
+                (
+                    f"case_{verdict}_rate",
+                    suite.case_verdict_counts[verdict] / suite.case_count
+                    if suite.case_count
+                    else None,
+                )
+                for verdict in VERDICTS
+            ),
+            ("human_review_rate", suite.human_review_rate),
+        ],
+    )
     writer.metric("overall/stages", suite.stage_count)
-    for verdict in VERDICTS:
-        writer.metric(
-            f"overall/case_{verdict}_rate",
-            suite.case_verdict_counts[verdict] / suite.case_count if suite.case_count else None,
-        )
-    writer.metric("overall/human_review_rate", suite.human_review_rate)
     for stage_id, summary in suite.stages.items():
         segment = keys.named("stage", stage_id)
+        prefix = legal_key(f"stage/{segment}")
         for name in ("pass_rate", "fail_rate", "uncertain_rate", "not_applicable_rate"):
-            writer.metric(legal_key(f"stage/{segment}/{name}"), getattr(summary, name))
-        writer.metric(legal_key(f"stage/{segment}/human_review_rate"), summary.human_review_rate)
+            writer.metric(f"{prefix}/{name}", getattr(summary, name))
+        writer.metric(f"{prefix}/human_review_rate", summary.human_review_rate)
         # Every base context, and the counterfactual ones where reruns made them.
         for context, count in summary.failure_contexts.items():
-            writer.metric(legal_key(f"stage/{segment}/failure/{context}"), count / summary.count)
+            writer.metric(legal_key(f"{prefix}/failure/{context}"), count / summary.count)
         diagnostics_layout.counterfactual_metrics(writer, segment, summary.counterfactual)
     diagnostics_layout.cascade_metrics(writer, keys, suite.cascades)
     diagnostics_layout.disagreement_metrics(writer, suite.disagreement)

@@ -20,7 +20,15 @@ from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.tracking import diagnostics_layout
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.layout_shared import cell_metrics, tag_evaluation
+from docevals_mlflow.tracking.layout_shared import (
+    CELL_NAMES,
+    SCORE_NAMES,
+    cell_figures,
+    cell_metrics,
+    figure_table,
+    headline,
+    tag_evaluation,
+)
 
 LIST_COUNTS = ("matched", "weak", "missed", "extra", "empty", "invented")
 """A list's item counts, logged as ``list/<list>/<count>``."""
@@ -64,11 +72,24 @@ def layout_fields(
     return keys
 
 
+HEADLINE_FIGURES = ("f1", "precision", "recall", "accuracy", "documents")
+"""A field comparison's headline, logged as ``Summary/<figure>``."""
+OVERALL_REST = ("macro_f1", "far", "fdr", *CELL_NAMES)
+"""The other figures of all fields together, logged as ``overall/<figure>``."""
+FIELDS_TABLE = "tables/fields.json"
+LISTS_TABLE = "tables/lists.json"
+
+
 def _overall_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, Any]) -> None:
     overall = report["overall"]
-    cell_metrics(writer, "overall", overall["counts"], overall["metrics"])
-    writer.metric("overall/macro_f1", overall["macro_f1"])
-    writer.metric("overall/documents", overall["documents"])
+    figures = {
+        **cell_figures(overall["counts"], overall["metrics"]),
+        "macro_f1": overall["macro_f1"],
+        "documents": overall["documents"],
+    }
+    headline(writer, ((name, figures[name]) for name in HEADLINE_FIGURES))
+    for name in OVERALL_REST:
+        writer.metric(f"overall/{name}", figures[name])
     # Comparisons a provider failed to decide (inside the FD cell): logged even when
     # zero, so that a run can be told apart from one that never checked.
     writer.metric("overall/undecided", overall.get("undecided", 0))
@@ -85,42 +106,78 @@ def _overall_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, An
 
 
 def _breakdown_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, Any]) -> None:
-    """Per field, discovered field, class and list."""
-    _field_metrics(writer, keys, "field", report["fields"])
+    """Per field, discovered field, class and list: the scores as metrics, every figure
+    (cells, FAR, FDR, list item counts) in ``tables/fields.json`` and ``tables/lists.json``."""
+    overall = report["overall"]
+    rows: list[dict[str, Any]] = [
+        _row("overall", "(all fields)", None, overall, documents=overall["documents"])
+    ]
+    rows += _field_metrics(writer, keys, "field", report["fields"])
     discovered = report.get("discovered")
     if discovered and not discovered["included"]:
         # Outside the headline figures: their own namespace, never mixed into field/.
-        cell_metrics(writer, "discovered/overall", discovered["counts"], discovered["metrics"])
-        _field_metrics(writer, keys, "discovered", discovered["fields"])
+        cell_metrics(
+            writer, "discovered/overall", discovered["counts"], discovered["metrics"], SCORE_NAMES
+        )
+        rows.append(_row("discovered/overall", "(discovered fields)", None, discovered))
+        rows += _field_metrics(writer, keys, "discovered", discovered["fields"])
     for name, entry in report["classes"].items():
         segment = keys.named("class", name)
-        cell_metrics(writer, f"class/{segment}", entry["counts"], entry["metrics"])
-        writer.metric(legal_key(f"class/{segment}/macro_f1"), entry["macro_f1"])
-        writer.metric(legal_key(f"class/{segment}/documents"), entry["documents"])
+        prefix = legal_key(f"class/{segment}")
+        cell_metrics(writer, prefix, entry["counts"], entry["metrics"], SCORE_NAMES)
+        writer.metric(f"{prefix}/macro_f1", entry["macro_f1"])
+        writer.metric(f"{prefix}/documents", entry["documents"])
+        rows.append(
+            _row(prefix, name, None, entry, documents=entry["documents"])
+            | {"macro_f1": entry["macro_f1"]}
+        )
+    figure_table(writer, FIELDS_TABLE, rows)
+    lists = []
     for entry in report["lists"]:
         segment = keys.segment("list", entry["template"], keys.field(entry["template"]))
-        for name in LIST_COUNTS:
-            if name in entry:
-                writer.metric(legal_key(f"list/{segment}/{name}"), entry[name])
+        prefix = legal_key(f"list/{segment}")
+        row: dict[str, Any] = {"key": prefix, "name": entry["template"]}
+        row |= {name: entry.get(name) for name in LIST_COUNTS}
         for name in ("f1", "far"):
-            value = (entry.get("metrics") or {}).get(name)
-            writer.metric(legal_key(f"list/{segment}/{name}"), value)
+            row[name] = (entry.get("metrics") or {}).get(name)
+            writer.metric(f"{prefix}/{name}", row[name])
+        lists.append(row)
+    figure_table(writer, LISTS_TABLE, lists)
+
+
+def _row(
+    key: str, name: str, method: str | None, entry: Mapping[str, Any], **extra: Any
+) -> dict[str, Any]:
+    return {
+        "key": key,
+        "name": name,
+        "method": method,
+        **cell_figures(entry["counts"], entry["metrics"]),
+        **extra,
+    }
 
 
 def _field_metrics(
     writer: BundleWriter, keys: KeyMap, namespace: str, entries: Sequence[Mapping[str, Any]]
-) -> None:
-    """``<namespace>/<field>/...`` for each field entry (the method joins the segment
-    when two classes compare one template differently); ``unparsed`` when any."""
+) -> list[dict[str, Any]]:
+    """``<namespace>/<field>/{precision,recall,f1,accuracy}`` for each field entry (the
+    method joins the segment when two classes compare one template differently);
+    ``unparsed`` when any. Returns the entries' rows of the figure table."""
     templates: dict[str, int] = {}
     for entry in entries:
         templates[entry["template"]] = templates.get(entry["template"], 0) + 1
+    rows = []
     for entry in entries:
         shared = templates[entry["template"]] > 1
         segment = keys.field(entry["template"], entry["method"] if shared else None)
-        cell_metrics(writer, f"{namespace}/{segment}", entry["counts"], entry["metrics"])
+        prefix = legal_key(f"{namespace}/{segment}")
+        cell_metrics(writer, prefix, entry["counts"], entry["metrics"], SCORE_NAMES)
         if entry.get("unparsed"):
-            writer.metric(legal_key(f"{namespace}/{segment}/unparsed"), entry["unparsed"])
+            writer.metric(f"{prefix}/unparsed", entry["unparsed"])
+        rows.append(
+            _row(prefix, entry["template"], entry["method"], entry, unparsed=entry.get("unparsed"))
+        )
+    return rows
 
 
 def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:

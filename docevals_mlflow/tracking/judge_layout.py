@@ -14,6 +14,7 @@ from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.vote_records import log_votes
 
 JUDGE_SETTINGS = ("provider", "model", "temperature", "reasoning_effort")
 """A single judge's identity logged as params (``judge.<setting>``), when set."""
@@ -83,6 +84,7 @@ def judge_layout(writer: BundleWriter, keys: KeyMap, stages: list[EvaluationRepo
     _agreement_metrics(writer, keys, found)
     if found.queue:
         writer.json("review/queue.json", found.queue)
+    log_votes(writer, stages)
 
 
 def _agreement_metrics(writer: BundleWriter, keys: KeyMap, found: _JudgeFindings) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.fingerprints import sha256_bytes
 from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.trace_policy import TracePolicy, parse_trace_policy
 
 if TYPE_CHECKING:
     from docevals_mlflow.fields.schema import DocumentSchema
@@ -73,6 +74,11 @@ class RunOptions:
             (it must be the one the comparison reports).
         engine: what computed the figures when it is not this process
             (``spark``), logged as the param ``docevals.engine``.
+        traces: which documents (pipeline cases) become MLflow traces linked to the
+            run: ``all``, ``errors``, ``none`` or a number at most (the wrong ones
+            first); default every one up to 1,000 (see
+            :mod:`~docevals_mlflow.tracking.trace_policy`). A bad value is an
+            :class:`~docevals_mlflow.errors.InputError`.
     """
 
     run_name: str | None = None
@@ -86,6 +92,7 @@ class RunOptions:
     datasets: Sequence[DatasetUse] = ()
     schema: DocumentSchema | None = None
     engine: str | None = None
+    traces: TracePolicy | str | int | None = None
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a caller's dict changed later must not change the
@@ -93,6 +100,13 @@ class RunOptions:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
         object.__setattr__(self, "datasets", tuple(self.datasets))
+        if self.traces is not None:
+            object.__setattr__(self, "traces", parse_trace_policy(self.traces))
+
+    @property
+    def trace_policy(self) -> TracePolicy:
+        """The traces policy (the default when none was given)."""
+        return parse_trace_policy(self.traces)
 
     def merged(self, **changes: Any) -> RunOptions:
         """These options with ``changes`` applied where they are not ``None``;

@@ -18,7 +18,8 @@ assembled by :func:`~docevals_mlflow.tracking.assembly.assemble_fields`, as ``do
 fields`` and ``log_field_comparison`` assemble theirs (the schema included, as
 ``specs/schema.json``), so runs made either way read the same.
 
-Only metrics and artifacts go into the run. Params and tags are left alone: the run
+Only metrics, artifacts and the documents' traces (one per document, linked to the
+run, as ``docevals fields`` logs them) go into the run. Params and tags are left alone: the run
 belongs to the caller, who may evaluate several times in it (params are immutable in
 MLflow) and owns its description (``mlflow.note.content``). The ground truth is the
 evaluation dataset, which ``mlflow.models.evaluate`` logs as the run's input itself.
@@ -49,7 +50,7 @@ from docevals_mlflow.tracking.runs import TrackingError
 MODEL_TYPE = "document-ai"
 """The ``model_type`` this evaluator answers to (and the only one)."""
 
-CONFIG_KEYS: tuple[str, ...] = ("schema", "id_col", "class_col")
+CONFIG_KEYS: tuple[str, ...] = ("schema", "id_col", "class_col", "traces")
 """The ``evaluator_config`` keys the evaluator reads; any other key is an error."""
 
 RESULT_ARTIFACTS: dict[str, str] = {
@@ -259,6 +260,26 @@ def log_bundle_into_run(client: Any, run_id: str, writer: BundleWriter) -> None:
         raise TrackingError(f"MLflow refused the evaluation results: {exc.message}") from None
 
 
+def log_traces_into_run(client: Any, run_id: str, traces: list[Any]) -> None:
+    """Log the documents' traces linked to the caller's run. Traces are a view of the
+    run: if they cannot be written, a warning says why and the evaluation stands."""
+    if not traces:
+        return
+    import warnings
+
+    from docevals_mlflow.tracking.trace_store import log_traces
+
+    try:
+        log_traces(client, run_id, client.get_run(run_id).info.experiment_id, traces)
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        warnings.warn(
+            f"docevals: the documents' traces were not logged ({type(exc).__name__}: {reason})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
 def _result_artifacts(run_id: str, writer: BundleWriter) -> dict[str, Any]:
     import pandas as pd
     from mlflow.models.evaluation.artifacts import (
@@ -317,12 +338,16 @@ def evaluate_documents(
         )
     # The schema first: a broken schema should fail before any document is read.
     schema = resolve_schema(config.get("schema"))
+    options = RunOptions(schema=schema, traces=config.get("traces"))
     pairs = document_pairs(dataset, config, model=model, predictions=predictions)
     report = compare_documents(pairs, schema).to_report()
     # The run every other entry point assembles for a field comparison; only its
-    # metrics and artifacts are logged (see the module docstring).
-    writer = assemble_fields(report, RunOptions(schema=schema)).writer
-    log_bundle_into_run(MlflowClient(), run_id, writer)
+    # metrics, artifacts and traces are logged (see the module docstring).
+    assembled = assemble_fields(report, options)
+    writer = assembled.writer
+    client = MlflowClient()
+    log_bundle_into_run(client, run_id, writer)
+    log_traces_into_run(client, run_id, assembled.traces)
     return EvaluationResult(  # type: ignore[no-untyped-call]  # unannotated in MLflow
         metrics=dict(writer.bundle.metrics),
         artifacts=_result_artifacts(run_id, writer),
@@ -340,10 +365,13 @@ class DocEvalsEvaluator(ModelEvaluator):
       inferred rules.
     * ``id_col``: a column of document ids (default: rows numbered from 1).
     * ``class_col``: a column of document classes (default: the schema's default class).
+    * ``traces``: which documents get an MLflow trace linked to the run (``all``,
+      ``errors``, a whole number, ``none``; default: every document up to 1,000,
+      then the wrong ones first).
 
     Each predictions/targets cell is a JSON object or its text. Metrics are logged
-    with the keys of ``docevals fields`` runs: ``overall/f1``, ``field/<field>/f1``,
-    ``class/<class>/recall``, ``list/<list>/missed`` ...
+    with the keys of ``docevals fields`` runs: ``Summary/f1``, ``field/<field>/f1``,
+    ``class/<class>/recall``, ``list/<list>/far`` ...
     """
 
     @classmethod
@@ -392,6 +420,7 @@ __all__ = [
     "document_pairs",
     "evaluate_documents",
     "log_bundle_into_run",
+    "log_traces_into_run",
     "parse_cell",
     "resolve_schema",
 ]

@@ -87,11 +87,25 @@ def project_target(
     existing = project.data.params
     changes = any(key in existing and existing[key] != value for key, value in params.items())
     if not _several_runs.get() and KIND_TAG not in project.data.tags and not changes:
+        name_project_run(client, project, run_name)
         return project
     child = client.create_run(
         project.info.experiment_id, run_name=run_name, tags={PARENT_TAG: project_run_id}
     )
     return child
+
+
+def name_project_run(client: Any, project: Any, run_name: str | None) -> None:
+    """Give the project run ``run_name`` when MLflow made its name up (``mlflow run``
+    without ``--run-name``), so a recipe run reads ``fields invoice``, not
+    ``sincere-calf-7``. A name the user gave is kept."""
+    from mlflow.utils.name_utils import _GENERATOR_NOUNS, _GENERATOR_PREDICATES
+
+    predicate, _, rest = (project.info.run_name or "").partition("-")
+    noun, _, number = rest.partition("-")
+    generated = predicate in _GENERATOR_PREDICATES and noun in _GENERATOR_NOUNS and number.isdigit()
+    if run_name and generated:
+        client.set_tag(project.info.run_id, "mlflow.runName", run_name)
 
 
 def link_to_project(client: Any, project_run_id: str, run_id: str) -> None:

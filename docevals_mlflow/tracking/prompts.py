@@ -15,6 +15,9 @@ prompt page then lists the versions the runs used and diffs them.
   ``-``); ``DOCEVALS_PROMPT_REGISTRY=0`` turns registration off.
 * Registration never fails a run: any error is recorded as the run tag
   ``docevals.warning.prompt_registry`` and the run is logged as usual.
+* A series of versions made together (the quickstart's v1 and v2,
+  :func:`register_prompt_series`) reuses any version with the same text, so running
+  it again keeps versions 1 and 2 rather than adding two.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +38,7 @@ NAME_VARIABLE = "DOCEVALS_PROMPT_NAME"
 SWITCH_VARIABLE = "DOCEVALS_PROMPT_REGISTRY"
 DEFAULT_NAME = "docevals-{operation}"
 WARNING_TAG = "docevals.warning.prompt_registry"
+EXPERIMENT_VARIABLE = "MLFLOW_EXPERIMENT_ID"
 LINKED_PROMPTS_TAG = "mlflow.linkedPrompts"
 """The run tag MLflow's UI reads to show a run's prompts (JSON list of name/version)."""
 _ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -200,6 +204,76 @@ def register_named_prompt(
     if experiment_id is not None:
         _link_to_experiment(client, [registered], experiment_id)
     return registered
+
+
+def _versions(client: Any, name: str) -> list[Any]:
+    """Every version of a prompt (none when it does not exist yet)."""
+    if client.get_prompt(name) is None:
+        return []
+    found: list[Any] = []
+    token = None
+    while True:
+        page = client.search_prompt_versions(name, max_results=100, page_token=token)
+        found += list(page)
+        token = getattr(page, "token", None)
+        if not token:
+            return found
+
+
+@contextlib.contextmanager
+def _experiment_in_environment(experiment_id: str) -> Iterator[None]:
+    # MLflow links a new prompt to the process's current experiment (Default unless
+    # MLFLOW_EXPERIMENT_ID says otherwise): make that the run's experiment.
+    saved = os.environ.get(EXPERIMENT_VARIABLE)
+    os.environ[EXPERIMENT_VARIABLE] = experiment_id
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(EXPERIMENT_VARIABLE, None)
+        else:
+            os.environ[EXPERIMENT_VARIABLE] = saved
+
+
+def register_prompt_series(
+    tracking_uri: str,
+    name: str,
+    runs: list[tuple[str, str, str]],
+) -> tuple[list[RegisteredPrompt], str | None]:
+    """Register a series of prompt texts as versions of ``name``, in order, and link
+    each to its run; returns the versions and a warning (``None`` when all went well).
+
+    ``runs`` holds ``(run_id, experiment_id, text)``. Unlike an evaluation's own
+    prompt, a text that any version already holds reuses that version, so a series
+    run again (the quickstart's v1 and v2) keeps its version numbers. Each run gets
+    ``prompt.uri`` and the ``mlflow.linkedPrompts`` tag; each experiment the prompt.
+    Honours ``DOCEVALS_PROMPT_REGISTRY``; never raises.
+    """
+    if not registry_enabled() or not runs:
+        return [], None
+    from docevals_mlflow.tracking.store import open_client
+
+    registered: list[RegisteredPrompt] = []
+    try:
+        client = open_client(tracking_uri)
+        known = {version.template: int(version.version) for version in _versions(client, name)}
+        for run_id, experiment_id, text in runs:
+            number = known.get(text)
+            created = number is None
+            if number is None:
+                with _experiment_in_environment(experiment_id):
+                    version = client.register_prompt(
+                        name, text, commit_message=f"docevals: the prompt of run {run_id}"
+                    )
+                number = known[text] = int(version.version)
+            prompt = RegisteredPrompt(name, name, number, created=created)
+            client.log_param(run_id, "prompt.uri", prompt.uri)
+            link_to_run(client, run_id, [prompt])
+            _link_to_experiment(client, [prompt], experiment_id)
+            registered.append(prompt)
+        return registered, None
+    except Exception as error:  # the registry must never cost the user the runs
+        return registered, _warning_text(error)
 
 
 def register_bundle_prompts(

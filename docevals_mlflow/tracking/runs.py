@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import DocEvalsError, InputError
 from docevals_mlflow.tracking.bundle import (
@@ -26,6 +28,7 @@ from docevals_mlflow.tracking.keys import (
     legal_experiment_name,
     legal_run_name,
 )
+from docevals_mlflow.tracking.layout_shared import headline_view_tags
 from docevals_mlflow.tracking.project_runs import (
     active_project_run_id,
     link_to_project,
@@ -39,7 +42,14 @@ from docevals_mlflow.tracking.uris import (
     scrub_credentials,
 )
 
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.trace_records import TraceRecord
+
 DEFAULT_EXPERIMENT = "docevals"
+TRACES_TAG = "docevals.traces"
+"""How many MLflow traces a run's documents or cases got."""
+TRACES_WARNING_TAG = "docevals.warning.traces"
+"""Why a run's traces were not (all) logged; the run itself is complete."""
 
 
 def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
@@ -107,6 +117,7 @@ def log_bundle(
     experiment: str | None = None,
     run_name: str | None = None,
     run_id: str | None = None,
+    traces: list[TraceRecord] | None = None,
 ) -> LoggedRun:
     """Log a bundle as one MLflow run: batched params/metrics/tags, one artifact upload,
     and the dataset inputs.
@@ -124,6 +135,9 @@ def log_bundle(
     exists, the run is never left ``RUNNING``: a run created here is marked ``FAILED``
     and deleted, a continued one (``run_id``) marked ``FAILED``. On success the bundle
     folder gets ``logged.json`` (so a later kept bundle may take its place).
+
+    ``traces`` (else the bundle's ``traces.jsonl``) are then logged, linked to the
+    run (:mod:`~docevals_mlflow.tracking.trace_store`).
 
     Raises:
         InputError: the bundle holds a symbolic link, FIFO or device, or is malformed.
@@ -148,6 +162,7 @@ def log_bundle(
         run_name=legal_run_name(run_name) or bundle.run_name,
     )
     _fill_and_end(client, uri, run_id, experiment_id, project_run_id, created, legal, artifacts)
+    _log_run_traces(client, run_id, experiment_id, traces, Path(directory))
     logged = LoggedRun(run_id, experiment_id, name, uri)
     mark_logged(
         Path(directory),
@@ -219,6 +234,31 @@ def _fill_and_end(
         raise
 
 
+def _log_run_traces(
+    client: Any, run_id: str, experiment_id: str, traces: list[TraceRecord] | None, folder: Path
+) -> None:
+    """Log the run's traces (else those ``folder`` keeps), linked to it; the run gets
+    ``docevals.traces`` (how many). A failure never costs the run, which gets the tag
+    ``docevals.warning.traces`` instead."""
+    if traces is None:
+        from docevals_mlflow.tracking.trace_records import read_traces
+
+        traces = read_traces(folder)
+    if not traces:
+        return
+    from docevals_mlflow.tracking.trace_store import log_traces
+
+    try:
+        count = log_traces(client, run_id, experiment_id, traces)
+        client.set_tag(run_id, TRACES_TAG, str(count))
+    except Exception as exc:  # the run is complete; its traces are a view of it
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        with contextlib.suppress(Exception):
+            client.set_tag(
+                run_id, TRACES_WARNING_TAG, f"traces not logged ({type(exc).__name__}: {reason})"
+            )
+
+
 def _experiment_id(client: Any, name: str, uri: str) -> str:
     found = client.get_experiment_by_name(name)
     if found:
@@ -228,7 +268,10 @@ def _experiment_id(client: Any, name: str, uri: str) -> str:
     try:
         return str(
             client.create_experiment(
-                name, artifact_location=experiment_artifact_location(uri, name)
+                name,
+                artifact_location=experiment_artifact_location(uri, name),
+                # A saved view of the runs list with the headline columns.
+                tags=headline_view_tags(int(time.time() * 1000)),
             )
         )
     except MlflowException as exc:
@@ -298,8 +341,10 @@ def log_writer(
     tracking_uri: str | None = None,
     experiment: str | None = None,
     keep_bundle_at: str | os.PathLike[str] | None = None,
+    traces: list[TraceRecord] | None = None,
 ) -> LoggedRun:
-    """Write ``writer``'s bundle to a temporary folder and log it as a new run.
+    """Write ``writer``'s bundle to a temporary folder and log it as a new run, with
+    ``traces`` linked to it (kept with the bundle, ``traces.jsonl``, when it is kept).
 
     If logging fails and ``keep_bundle_at`` is given, the bundle is kept for
     ``docevals log`` first, then the error is raised. It goes to ``keep_bundle_at``,
@@ -310,9 +355,14 @@ def log_writer(
     with tempfile.TemporaryDirectory(prefix="docevals-run-") as temporary:
         folder = writer.write(Path(temporary) / "bundle")
         try:
-            return log_bundle(folder, tracking_uri=tracking_uri, experiment=experiment)
+            return log_bundle(
+                folder, tracking_uri=tracking_uri, experiment=experiment, traces=traces or []
+            )
         except Exception as error:
             if keep_bundle_at is not None:
+                from docevals_mlflow.tracking.trace_records import write_traces
+
+                write_traces(folder, traces or [])
                 kept = keep_bundle(folder, Path(keep_bundle_at))
                 error.kept_bundle = kept  # type: ignore[attr-defined]
                 error.add_note(f"run bundle kept in {kept}; log it with: docevals log {kept}")

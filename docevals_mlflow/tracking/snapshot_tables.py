@@ -23,6 +23,8 @@ from docevals_mlflow.compare.snapshot import (
     VoteTable,
 )
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.tracking.figure_tables import all_figures
+from docevals_mlflow.tracking.vote_records import VOTES, read_votes, vote_records
 
 DOCUMENTS = "results/documents.parquet"
 FIELDS = "results/fields.parquet"
@@ -133,42 +135,7 @@ def vote_table(report: Mapping[str, Any]) -> VoteTable | None:
     Panel members come from the panel result's ``details.variants``; a single LLM
     judge is one member named after its metric. ``None`` when no judge ran.
     """
-    records: list[dict[str, Any]] = []
-    for stage in _stage_reports(report):
-        case_id, stage_id = stage.get("case_id"), stage.get("stage_id")
-        for result in stage.get("metric_results") or ():
-            basis = str(result.get("basis") or "")
-            found: Any = result.get("details")
-            details: dict[str, Any] = found if isinstance(found, dict) else {}
-            if basis == "judge_panel":
-                for variant in details.get("variants") or ():
-                    records.append(
-                        {
-                            "case_id": case_id,
-                            "stage_id": stage_id,
-                            "metric": result.get("name"),
-                            "member": variant.get("name"),
-                            "provider": variant.get("provider"),
-                            "model": variant.get("model"),
-                            "group": variant.get("group"),
-                            "verdict": variant.get("verdict"),
-                        }
-                    )
-            elif basis.startswith("llm_judge"):
-                judge = details.get("judge")
-                judge = judge if isinstance(judge, dict) else {}
-                records.append(
-                    {
-                        "case_id": case_id,
-                        "stage_id": stage_id,
-                        "metric": result.get("name"),
-                        "member": result.get("name"),
-                        "provider": judge.get("provider"),
-                        "model": judge.get("model"),
-                        "group": None,
-                        "verdict": result.get("verdict"),
-                    }
-                )
+    records = vote_records(_stage_reports(report))
     return VoteTable.from_records(records) if records else None
 
 
@@ -179,6 +146,18 @@ def _json(data: bytes | None, what: str, source: str) -> Any:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{what} is not valid JSON ({exc})", source=source) from None
+
+
+def _votes(tags: Mapping[str, str], read: Reader, source: str) -> VoteTable | None:
+    """``judges/votes.parquet`` (the only place batch runs, suites of pipelines, keep
+    their votes), else, for case and pipeline runs logged before it, the report's."""
+    stored = read(VOTES)
+    if stored is not None:
+        return read_votes(stored)
+    if tags.get("docevals.report_kind") not in _VOTING_REPORTS:
+        return None
+    report = _json(read(REPORT), REPORT, source)
+    return vote_table(report) if isinstance(report, dict) else None
 
 
 def snapshot_from_artifacts(
@@ -200,23 +179,27 @@ def snapshot_from_artifacts(
     documents = read(DOCUMENTS)
     fields = read(FIELDS)
     cases = read(CASES)
-    votes = None
-    if tags.get("docevals.report_kind") in _VOTING_REPORTS:
-        report = _json(read(REPORT), REPORT, source)
-        votes = vote_table(report) if isinstance(report, dict) else None
+    votes = _votes(tags, read, source)
     operations = _json(read(OPERATIONS), OPERATIONS, source)
     texts = {}
     for name in TEXTS:
         data = read(name)
         if data is not None:
             texts[name] = data.decode("utf-8", errors="replace")
+    logged_index = _json(read(INDEX), INDEX, source) or {}
+    try:
+        # Old and new runs under one naming: table figures as keys, old headline keys
+        # renamed (see figure_tables).
+        figures, index = all_figures(metrics, logged_index, read)
+    except ValueError as exc:
+        raise InputError(str(exc), source=source) from None
     try:
         return RunSnapshot(
             run_id=run_id,
             run_name=run_name,
             experiment=experiment,
             params=dict(params),
-            metrics=dict(metrics),
+            metrics=figures,
             tags=dict(tags),
             documents=document_table(documents) if documents is not None else None,
             fields=field_table(fields) if fields is not None else None,
@@ -225,7 +208,7 @@ def snapshot_from_artifacts(
             operations=(operations or {}).get("operations") if operations else None,
             panels=_json(read(PANELS), PANELS, source),
             texts=texts,
-            metrics_index=_json(read(INDEX), INDEX, source) or {},
+            metrics_index=index,
             datasets=dict(datasets or {}),
         )
     except (KeyError, ValueError) as exc:

@@ -5,8 +5,9 @@ A run can be named four ways:
 * an MLflow run id (32 hexadecimal characters);
 * ``experiment/run-name`` (the most recent run of that name in that experiment);
 * ``run-name`` (looked up in ``experiment`` when given, else in every experiment;
-  the most recent run of that name, and an error when it exists in several
-  experiments);
+  the most recent run of that name; when several experiments hold one, the current
+  default experiment's (``MLFLOW_EXPERIMENT_NAME``) or a preferred experiment's, else
+  an error that lists the experiments);
 * a path: a run bundle folder (``run.json`` + ``artifacts/``, as kept when the
   tracking server was down) or a report JSON file written by ``docevals fields``,
   ``evaluate-case``, ``evaluate-pipeline`` or ``suite`` (compared without MLflow).
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from docevals_mlflow.tracking.bundle_folders import read_bundle
 from docevals_mlflow.tracking.snapshot_tables import snapshot_from_artifacts
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+_EXPERIMENT_VARIABLES = ("MLFLOW_EXPERIMENT_NAME", "MLFLOW_EXPERIMENT_ID")
 
 
 # ---------------------------------------------------------------------- local sources
@@ -136,8 +139,64 @@ def _latest_named(client: Any, experiment_ids: list[str], name: str) -> list[Any
     )
 
 
-def resolve_run(reference: str, *, client: Any, experiment: str | None = None) -> Any:
-    """The MLflow run a reference names (see the module docstring)."""
+class AmbiguousRunError(InputError):
+    """A bare run name names runs in several experiments and nothing says which one.
+
+    Attributes:
+        experiments: the experiments holding a run of that name, sorted.
+    """
+
+    def __init__(self, reference: str, latest: dict[str, str]) -> None:
+        self.experiments = tuple(sorted(latest))
+        listing = ", ".join(f"{name} (run {latest[name]})" for name in self.experiments)
+        super().__init__(
+            f"runs named {reference!r} exist in several experiments: {listing}; say which "
+            f"with --experiment NAME (or EXPERIMENT/{reference}) or give a run id",
+            source=f"run {reference}",
+        )
+
+
+def _meant_experiments(prefer: Sequence[str]) -> list[str]:
+    """The experiments a bare name is looked for first when several hold it: the
+    current default experiment (``MLFLOW_EXPERIMENT_NAME``, ``MLFLOW_EXPERIMENT_ID``)
+    then ``prefer``."""
+    meant = [os.environ.get(variable, "") for variable in _EXPERIMENT_VARIABLES]
+    return [entry for entry in (*meant, *prefer) if entry]
+
+
+def _one_experiment(client: Any, reference: str, runs: list[Any], prefer: Sequence[str]) -> Any:
+    """The most recent of ``runs`` (newest first) when they are in one experiment, or
+    in the first meant experiment that holds one; else :class:`AmbiguousRunError`."""
+    latest: dict[str, Any] = {}
+    for run in runs:
+        latest.setdefault(run.info.experiment_id, run)
+    if len(latest) == 1:
+        return runs[0]
+    names = {number: client.get_experiment(number).name for number in latest}
+    for meant in _meant_experiments(prefer):
+        for number, name in names.items():
+            if meant in (name, number):
+                return latest[number]
+    raise AmbiguousRunError(
+        reference, {names[number]: run.info.run_id for number, run in latest.items()}
+    )
+
+
+def resolve_run(
+    reference: str,
+    *,
+    client: Any,
+    experiment: str | None = None,
+    prefer: Sequence[str] = (),
+) -> Any:
+    """The MLflow run a reference names (see the module docstring).
+
+    A bare run name several experiments hold resolves in the experiment the user
+    means: ``experiment`` when given (only there); else the current default
+    experiment (``MLFLOW_EXPERIMENT_NAME`` or ``MLFLOW_EXPERIMENT_ID``) or the first of
+    ``prefer`` (experiment names, such as those of the other runs compared) holding
+    one; else :class:`AmbiguousRunError` lists the experiments.
+    """
     from mlflow.entities import ViewType
     from mlflow.exceptions import MlflowException
 
@@ -177,20 +236,12 @@ def resolve_run(reference: str, *, client: Any, experiment: str | None = None) -
             source=f"run {reference}",
             expected="a run id, experiment/run-name, run-name, run bundle folder or report file",
         )
-    experiments = {run.info.experiment_id for run in runs}
-    if len(experiments) > 1:
-        names = sorted(client.get_experiment(number).name for number in experiments)
-        raise InputError(
-            f"runs named {reference!r} exist in several experiments ({', '.join(names)})",
-            source=f"run {reference}",
-            expected="experiment/run-name, or --experiment",
-        )
-    return runs[0]
+    return _one_experiment(client, reference, runs, prefer)
 
 
 def _listed(client: Any, run_id: str) -> set[str]:
     paths: set[str] = set()
-    for folder in (None, "results", "specs", "judges", "report"):
+    for folder in (None, "results", "specs", "judges", "report", "tables"):
         paths.update(item.path for item in client.list_artifacts(run_id, folder) if not item.is_dir)
     return paths
 
@@ -236,13 +287,15 @@ def load_run_snapshot(
     *,
     tracking_uri: str | None = None,
     experiment: str | None = None,
+    prefer: Sequence[str] = (),
 ) -> RunSnapshot:
     """Load a run for :func:`~docevals_mlflow.compare.compare_runs`.
 
     ``run`` is a run id, ``experiment/run-name``, a run name, a run bundle folder or
     a report JSON file (see the module docstring). ``tracking_uri`` defaults as for
     logging (``MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db`` in the working
-    directory); ``experiment`` narrows the lookup of a bare run name.
+    directory); ``experiment`` narrows the lookup of a bare run name; ``prefer``
+    names experiments to look in first when several hold it (see :func:`resolve_run`).
 
     Raises:
         InputError: the run cannot be found, or its tables are not docevals tables.
@@ -273,7 +326,7 @@ def load_run_snapshot(
     from docevals_mlflow.tracking.runs import TrackingError
 
     try:
-        found = resolve_run(reference, client=client, experiment=experiment)
+        found = resolve_run(reference, client=client, experiment=experiment, prefer=prefer)
         return snapshot_from_mlflow(found, client=client)
     except MlflowException as exc:
         raise TrackingError(

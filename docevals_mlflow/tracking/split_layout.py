@@ -3,24 +3,29 @@
 
 Metrics (micro over packets unless named ``macro``; undefined ones are not logged):
 
-* ``split/page_accuracy``, ``split/accuracy_without_order``, ``split/accuracy_with_order``
-  (the seed's three, DESIGN §4) and their ``split/macro_*`` means over packets;
-* counts: ``split/packets``, ``split/pages``, ``split/correct_pages``,
+* the headline: ``Summary/page_accuracy``, ``Summary/accuracy_without_order``,
+  ``Summary/accuracy_with_order`` (the seed's three, DESIGN §4), ``Summary/packets``
+  and ``Summary/pages``;
+* their ``split/macro_*`` means over packets;
+* counts: ``split/correct_pages``,
   ``split/expected_sections``, ``split/predicted_sections``,
   ``split/correct_sections_without_order``, ``split/correct_sections_with_order``,
   ``split/unmatched_predicted_sections``, ``split/unpaired_expected``,
   ``split/unpaired_predicted``;
 * ``split/class_{micro,macro}_{precision,recall,f1}`` and, per page class,
-  ``split/class/<class>/{precision,recall,f1,support,predicted,tp,fp,fn}``;
+  ``split/class/<class>/{precision,recall,f1}`` (with ``support``, ``predicted``,
+  ``tp``, ``fp``, ``fn`` in the figure table ``tables/split_classes.json``);
 * ``split/boundary/{precision,recall,f1,tp,fp,fn,macro_f1}``;
 * ``split/section/{precision,recall,f1,tp,fp,fn,ordered_precision,ordered_recall,
   ordered_f1,mean_iou,split,merged,macro_f1}`` (one-to-one section matching);
 * ``split/graded/{homogeneity,completeness,v_measure,rand_index,adjusted_rand_index,
   kendall_tau,clustering_score,packet_score}`` (means over packets).
 
-Artifacts: ``report/report.json``, ``report/report.md``,
-``report/confusion_matrix.html`` (offline plotly), ``results/packets.parquet`` (one
-row per packet), ``results/pages.parquet`` (one row per page) and
+Artifacts: ``report/report.json``, ``report/report.md``, ``report/dashboard.html``
+(:func:`~docevals_mlflow.reports.split_dashboard.render_split_dashboard`),
+``report/confusion_matrix.html`` (offline plotly), ``tables/split_classes.json``,
+``results/packets.parquet`` (one row per packet), ``results/pages.parquet`` (one row
+per page) and
 ``metrics_index.json`` (which class each ``split/class/<key>`` stands for).
 
 Does not import mlflow.
@@ -37,9 +42,20 @@ from docevals_mlflow.split.graded import FIGURES
 from docevals_mlflow.split.report import SplitReport
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
-from docevals_mlflow.tracking.layout_shared import tag_evaluation
+from docevals_mlflow.tracking.layout_shared import HEADLINE, figure_table, tag_evaluation
 
 CLASS_FIGURES = ("precision", "recall", "f1", "support", "predicted", "tp", "fp", "fn")
+CLASS_METRICS = ("precision", "recall", "f1")
+"""Of :data:`CLASS_FIGURES`, those logged as metrics; all are in the class table."""
+HEADLINE_FIGURES = (
+    "page_accuracy",
+    "accuracy_without_order",
+    "accuracy_with_order",
+    "packets",
+    "pages",
+)
+"""A split run's headline, logged as ``Summary/<figure>``."""
+CLASSES_TABLE = "tables/split_classes.json"
 DETECTION_FIGURES = ("precision", "recall", "f1", "tp", "fp", "fn")
 
 
@@ -66,16 +82,22 @@ def split_metrics(writer: BundleWriter, report: SplitReport, keys: KeyMap) -> No
         ("unpaired_expected", len(report.unpaired.expected_only)),
         ("unpaired_predicted", len(report.unpaired.predicted_only)),
     ):
-        writer.metric(f"split/{name}", value)
+        writer.metric(f"{HEADLINE if name in HEADLINE_FIGURES else 'split'}/{name}", value)
 
     classes = report.classes
     for scope in ("micro", "macro"):
         for name in ("precision", "recall", "f1"):
             writer.metric(f"split/class_{scope}_{name}", getattr(classes, f"{scope}_{name}"))
+    rows = []
     for name, score in classes.classes.items():
-        segment = keys.named("class", name)
-        for figure in CLASS_FIGURES:
-            writer.metric(legal_key(f"split/class/{segment}/{figure}"), getattr(score, figure))
+        prefix = legal_key(f"split/class/{keys.named('class', name)}")
+        for figure in CLASS_METRICS:
+            writer.metric(f"{prefix}/{figure}", getattr(score, figure))
+        rows.append(
+            {"key": prefix, "class": name}
+            | {figure: getattr(score, figure) for figure in CLASS_FIGURES}
+        )
+    figure_table(writer, CLASSES_TABLE, rows)
 
     boundaries = report.boundaries
     for figure in DETECTION_FIGURES:
@@ -175,18 +197,25 @@ def layout_split(
     heatmap: str,
     verdict: str | None = None,
     report_json: str | None = None,
+    dashboard: str | None = None,
 ) -> KeyMap:
     """Fill ``writer`` with a split report (see the module docstring).
 
     ``report_json`` is the report already serialised (as the CLI writes it), so a
-    large report is not encoded twice.
+    large report is not encoded twice; ``dashboard`` likewise the HTML dashboard
+    (rendered here when not given).
     """
+    if dashboard is None:
+        from docevals_mlflow.reports.split_dashboard import render_split_dashboard
+
+        dashboard = render_split_dashboard(report)
     keys = KeyMap()
     writer.param("docevals.version", __version__)
     split_metrics(writer, report, keys)
     tag_evaluation(writer, "split", verdict=verdict, note=split_summary(report, verdict))
     writer.text("report/report.json", report_json if report_json is not None else report.to_json())
     writer.text("report/report.md", markdown)
+    writer.text("report/dashboard.html", dashboard)
     writer.text("report/confusion_matrix.html", heatmap)
     _tables(writer, report)
     writer.json("metrics_index.json", keys.index())

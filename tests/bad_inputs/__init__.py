@@ -8,12 +8,14 @@ directory while it runs, and returns the command line.
 from __future__ import annotations
 
 from tests.bad_inputs import (
+    dashboards,
     evaluation,
     fields,
     groundtruth,
     labels,
     packets,
     runs,
+    traces,
 )
 from tests.bad_inputs.case import BadInput
 
@@ -24,6 +26,8 @@ CASES: list[BadInput] = [
     *labels.CASES,
     *groundtruth.CASES,
     *runs.CASES,
+    *dashboards.CASES,
+    *traces.CASES,
 ]
 
 __all__ = ["CASES", "BadInput"]

@@ -421,6 +421,16 @@ def _() -> list[str]:
     return fields("--list-pairing", "greedy")
 
 
+@corpus.case("traces-word", "bad-option", "argument --traces: invalid value 'some'", usage=True)
+def _() -> list[str]:
+    return fields("--traces", "some")
+
+
+@corpus.case("traces-negative", "bad-number", "argument --traces: invalid value '-3'", usage=True)
+def _() -> list[str]:
+    return fields("--traces=-3")
+
+
 @corpus.case("workers-nan", "bad-number", "--workers: invalid worker count 'nan'")
 def _() -> list[str]:
     return fields("--workers", "nan")

@@ -211,3 +211,27 @@ def test_long_diffs_are_cut():
     assert diff.truncated
     assert diff.diff.count("\n") == MAX_DIFF_LINES
     assert diff.diff.endswith("more lines)")
+
+
+def test_ground_truth_is_the_same_when_its_digest_is_whatever_its_name():
+    def truth(datasets: dict[str, str]) -> RunSnapshot:
+        return RunSnapshot(run_id="r" * 32, datasets=datasets)
+
+    renamed = changes_between(truth({"expected": "1" * 32}), truth({"truth-v2": "1" * 32}))
+    assert renamed.datasets == []
+    edited = changes_between(truth({"expected": "1" * 32}), truth({"expected": "2" * 32}))
+    assert [(entry.name, entry.baseline, entry.candidate) for entry in edited.datasets] == [
+        ("expected", "1" * 32, "2" * 32)
+    ]
+    # Renamed and edited: one gone, one new.
+    both = changes_between(truth({"expected": "1" * 32}), truth({"truth": "2" * 32}))
+    assert [(entry.name, entry.baseline, entry.candidate) for entry in both.datasets] == [
+        ("expected", "1" * 32, None),
+        ("truth", None, "2" * 32),
+    ]
+    # Runs logged without a digest fall back to the name.
+    assert changes_between(truth({"expected": ""}), truth({"expected": ""})).datasets == []
+    assert [
+        entry.name
+        for entry in changes_between(truth({"expected": ""}), truth({"truth": ""})).datasets
+    ] == ["expected", "truth"]

@@ -39,7 +39,7 @@ CONFIDENCE_IDS = ("fig-confidence-reliability", "fig-confidence-histogram")
 EVALUATION_IDS = (
     "fig-stage-verdicts",
     "fig-stage-contexts",
-    "fig-metric-pass-rates",
+    "fig-metric-verdicts",
     "fig-metric-scores",
 )
 
@@ -513,8 +513,9 @@ def test_metric_names_are_escaped_in_evaluation_page() -> None:
     page = render_evaluation_dashboard(report)
     assert "<img" not in page
     assert "<b>p</b>" not in page
-    assert "<title>Pipeline &lt;b&gt;p&lt;/b&gt;</title>" in page
-    data, _ = figure(page, "fig-metric-pass-rates")
+    assert "<title>Pipeline evaluation dashboard</title>" in page
+    assert '<div class="value">&lt;b&gt;p&lt;/b&gt;</div>' in page
+    data, _ = figure(page, "fig-metric-verdicts")
     assert data[0]["y"] == ["&lt;img src=x onerror=alert(1)&gt;"]
 
 
@@ -530,7 +531,7 @@ def test_pipeline_dashboard_has_every_stage_and_chart() -> None:
     for title in (
         "Verdicts per stage",
         "Failure context per stage",
-        "Pass rate per metric",
+        "Verdicts per metric",
         "Mean scores per metric",
     ):
         assert title in page
@@ -559,13 +560,17 @@ def test_pipeline_dashboard_has_every_stage_and_chart() -> None:
     assert by_name["upstream"] == [0, 0, 1]
 
 
-def test_metric_charts_show_pass_rates_and_mean_scores() -> None:
+def test_metric_charts_show_verdicts_and_mean_scores() -> None:
     page = render_evaluation_dashboard(pipeline_report())
-    rates, _ = figure(page, "fig-metric-pass-rates")
-    assert dict(zip(rates[0]["y"], rates[0]["x"], strict=True))["fixed"] == pytest.approx(1 / 3)
+    verdicts, _ = figure(page, "fig-metric-verdicts")
+    passes = dict(zip(verdicts[0]["y"], verdicts[0]["x"], strict=True))
+    assert verdicts[0]["name"] == "pass"
+    assert passes["fixed"] == 1
+    index = verdicts[0]["y"].index("fixed")
+    assert "pass rate 33.3%" in verdicts[0]["hovertext"][index]
     scores, layout = figure(page, "fig-metric-scores")
     assert layout["barmode"] == "group"
-    assert all(trace["y"] == rates[0]["y"] for trace in scores)
+    assert all(trace["y"] == verdicts[0]["y"] for trace in scores)
 
 
 def test_suite_dashboard_has_every_stage_id() -> None:
@@ -576,7 +581,8 @@ def test_suite_dashboard_has_every_stage_id() -> None:
     suite = build_suite_report([first, second, case_report()], suite_id="nightly")
     page = render_evaluation_dashboard(suite)
     assert_self_contained(page)
-    assert "<title>Suite nightly</title>" in page
+    assert "<title>Suite evaluation dashboard</title>" in page
+    assert '<div class="label">Suite</div><div class="value">nightly</div>' in page
     verdicts, _ = figure(page, "fig-stage-verdicts")
     assert verdicts[0]["y"] == ["extract", "calc", "route", "ocr"]
     assert dict(zip(verdicts[2]["y"], verdicts[2]["x"], strict=True))["ocr"] == 1
@@ -588,7 +594,8 @@ def test_case_dashboard_renders_the_same_charts() -> None:
     assert_self_contained(page)
     for div_id in EVALUATION_IDS:
         assert f'id="{div_id}"' in page
-    assert "<title>Case inv-1, stage extract</title>" in page
+    assert "<title>Case evaluation dashboard</title>" in page
+    assert '<div class="label">Case</div><div class="value">inv-1</div>' in page
     assert "<td>extract</td>" in page
 
 

@@ -34,16 +34,23 @@ def test_log_split_report_layout(mlflow_store, tmp_path):
     client = MlflowClient(mlflow_store)
     run = client.get_run(logged.run_id)
     metrics, params, tags = run.data.metrics, run.data.params, run.data.tags
-    assert metrics["split/page_accuracy"] == pytest.approx(13 / 15)
-    assert metrics["split/accuracy_without_order"] == pytest.approx(5 / 6)
-    assert metrics["split/accuracy_with_order"] == pytest.approx(4 / 6)
+    assert metrics["Summary/page_accuracy"] == pytest.approx(13 / 15)
+    assert metrics["Summary/accuracy_without_order"] == pytest.approx(5 / 6)
+    assert metrics["Summary/accuracy_with_order"] == pytest.approx(4 / 6)
     assert metrics["split/macro_page_accuracy"] == pytest.approx(0.875)
-    assert metrics["split/packets"] == 2
+    assert metrics["Summary/packets"] == 2
+    assert metrics["Summary/pages"] == 15
     assert metrics["split/unpaired_expected"] == 1
     assert metrics["split/unmatched_predicted_sections"] == 2
     assert metrics["split/class/Invoice/precision"] == pytest.approx(6 / 7)
     assert metrics["split/class/W2/f1"] == 1.0
-    assert metrics["split/class/Receipt/support"] == 4
+    # Support, predicted and the cells per class: the figure table.
+    assert "split/class/Receipt/support" not in metrics
+    classes = json.loads(
+        Path(client.download_artifacts(logged.run_id, "tables/split_classes.json")).read_text()
+    )
+    rows = {row[0]: dict(zip(classes["columns"], row, strict=True)) for row in classes["data"]}
+    assert rows["split/class/Receipt"]["support"] == 4
     assert metrics["split/boundary/tp"] == 4
     assert metrics["split/section/f1"] == pytest.approx(report.matching.exact.f1)
     assert metrics["split/graded/packet_score"] == pytest.approx(report.graded.packet_score)
@@ -53,7 +60,12 @@ def test_log_split_report_layout(mlflow_store, tmp_path):
     assert tags["mlflow.note.content"].startswith("**docevals split evaluation**: 2 packets")
     assert run.info.run_name == "split-test"
     artifacts = {item.path for item in client.list_artifacts(logged.run_id, "report")}
-    assert artifacts == {"report/report.json", "report/report.md", "report/confusion_matrix.html"}
+    assert artifacts == {
+        "report/report.json",
+        "report/report.md",
+        "report/dashboard.html",
+        "report/confusion_matrix.html",
+    }
     results = {item.path for item in client.list_artifacts(logged.run_id, "results")}
     assert results == {"results/packets.parquet", "results/pages.parquet"}
     folder = Path(client.download_artifacts(logged.run_id, "results"))
@@ -74,7 +86,7 @@ def test_one_packet_report_and_undefined_figures(mlflow_store):
     report = evaluate_split(EXPECTED[:1], EXPECTED[:1])
     logged = log_split_report(report)
     metrics = MlflowClient(mlflow_store).get_run(logged.run_id).data.metrics
-    assert metrics["split/page_accuracy"] == 1.0
+    assert metrics["Summary/page_accuracy"] == 1.0
     assert "split/boundary/f1" not in metrics
     assert metrics["split/boundary/tp"] == 0
 

@@ -53,7 +53,7 @@ def test_fields_logs_a_run_by_default(mlflow_store, tmp_path, capsys):
     run = MlflowClient(mlflow_store).get_run(run_id_from(out))
     assert run.info.run_name == "prompt-v2"
     assert MlflowClient(mlflow_store).get_experiment(run.info.experiment_id).name == "extraction"
-    assert run.data.metrics["overall/documents"] == 1
+    assert run.data.metrics["Summary/documents"] == 1
     assert run.data.tags["docevals.report_kind"] == "fields"
     (dataset,) = run.inputs.dataset_inputs
     assert dataset.dataset.name == "expected"
@@ -119,7 +119,7 @@ def test_unreachable_server_keeps_the_bundle_and_log_sends_it_later(mlflow_store
     assert main(["log", str(bundle)]) == 0
     run = MlflowClient(mlflow_store).get_run(run_id_from(capsys.readouterr().out))
     assert run.data.tags["docevals.report_kind"] == "fields"
-    assert run.data.metrics["overall/documents"] == 1
+    assert run.data.metrics["Summary/documents"] == 1
 
 
 def test_log_errors_exit_2(mlflow_store, tmp_path, capsys):

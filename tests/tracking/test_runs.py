@@ -75,13 +75,25 @@ def test_field_run_layout(mlflow_store, tmp_path):
     assert metrics["overall/tp"] == 4
     assert metrics["overall/fd"] == 1
     assert metrics["overall/fn"] == 2
-    assert metrics["overall/documents"] == 2
-    assert metrics["field/number/fd"] == 1
+    assert metrics["Summary/documents"] == 2
+    assert metrics["Summary/f1"] == pytest.approx(8 / 11)  # P 4/5, R 4/6
+    assert "overall/f1" not in metrics
     assert metrics["field/total/f1"] == pytest.approx(2 / 3)
-    assert metrics["field/lines.sku/tp"] == 2
     assert metrics["class/Invoice/macro_f1"] == pytest.approx((1.0 + 0.4) / 2)
-    assert metrics["list/lines/missed"] == 1
-    assert "field/number/far" not in metrics  # undefined (no FA, no TN): not logged as 0
+    # Cells, FAR/FDR and list counts per field are in the figure tables, not metrics.
+    assert "field/number/fd" not in metrics
+    assert "list/lines/missed" not in metrics
+    logged_tables = json.loads(tags["mlflow.loggedArtifacts"])
+    assert {"path": "tables/fields.json", "type": "table"} in logged_tables
+    table = json.loads(
+        Path(
+            client.download_artifacts(logged.run_id, "tables/fields.json", str(tmp_path))
+        ).read_text(encoding="utf-8")
+    )
+    rows = {row[0]: dict(zip(table["columns"], row, strict=True)) for row in table["data"]}
+    assert rows["field/number"]["fd"] == 1
+    assert rows["field/lines.sku"]["tp"] == 2
+    assert rows["field/number"]["far"] is None  # undefined (no FA, no TN): never a 0
     assert tags["docevals.kind"] == "evaluation"
     assert tags["docevals.report_kind"] == "fields"
     assert tags["mlflow.note.content"].startswith("**docevals field comparison**")
@@ -126,13 +138,19 @@ def test_field_run_rules_unparsed_discovered_and_lists(mlflow_store, tmp_path):
     assert "field/number/unparsed" not in metrics
     assert metrics["overall/invalid_expected"] == 0
     # memo is not in the schema: its own namespace, outside overall/.
-    assert metrics["discovered/memo/tp"] == 1
-    assert metrics["discovered/overall/tp"] == 1
-    assert "field/memo/tp" not in metrics
+    assert metrics["discovered/memo/f1"] == 1
+    assert metrics["discovered/overall/f1"] == 1
+    assert "field/memo/f1" not in metrics
     assert metrics["overall/tp"] == 3  # number twice, total (identical text)
-    # A against B: a weak pair; d has no lines on either side: one empty list.
-    assert (metrics["list/lines/weak"], metrics["list/lines/empty"]) == (1, 1)
     assert metrics["list/lines/far"] == 0.0
+    # A against B: a weak pair; d has no lines on either side: one empty list.
+    lists = json.loads(writer.files["tables/lists.json"])
+    row = dict(zip(lists["columns"], lists["data"][0], strict=True))
+    assert (row["key"], row["weak"], row["empty"]) == ("list/lines", 1, 1)
+    fields = json.loads(writer.files["tables/fields.json"])
+    keys = [row[0] for row in fields["data"]]
+    assert "discovered/memo" in keys
+    assert "field/memo" not in keys
 
 
 def test_values_keep_their_text_in_parquet(mlflow_store, tmp_path):
@@ -201,8 +219,11 @@ def test_pipeline_run_layout(mlflow_store, tmp_path):
     assert params["op.sum.version"] == "2"
     assert params["op.sum.eval_spec_status"] == "draft"
     assert metrics["stage/extract/fail_rate"] == 1.0
+    assert metrics["Summary/case_fail_rate"] == 1.0
+    assert metrics["Summary/cases"] == 1
     assert metrics["stage/extract/failure/current_stage"] == 1.0
     assert metrics["stage/sum/failure/upstream"] == 1.0
+    assert "overall/cases" not in metrics
     assert metrics["metric/exact_structured/field_accuracy"] == 0.0
     assert tags["docevals.verdict"] == "fail"
     assert tags["docevals.report_kind"] == "pipeline"

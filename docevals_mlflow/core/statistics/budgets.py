@@ -21,7 +21,7 @@ from docevals_mlflow.core.diagnostics import BudgetPoint, ReviewBudget, Threshol
 from docevals_mlflow.errors import ConfigurationError, InputError
 
 DEFAULT_BUDGETS = (0.05, 0.10, 0.20)
-"""Review budgets reported (and logged as ``review_budget/<k>pct/error_capture``)."""
+"""Review budgets reported (and logged in the ``review_budget/<k>pct`` rows of a figure table)."""
 DEFAULT_TARGETS = (0.80, 0.90, 0.95)
 """Shares of errors a review threshold is searched for."""
 CURVE_STEPS = 100

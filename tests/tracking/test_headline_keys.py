@@ -1,0 +1,177 @@
+"""Headline first: the key scheme MLflow's UI orders by, figure tables, and old runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from docevals_mlflow import compare_documents, evaluate_split_batch, log_split_report
+from docevals_mlflow.compare.deltas import metric_deltas
+from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.figure_tables import OLD_HEADLINE, table_figures
+from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
+from docevals_mlflow.tracking.snapshots import snapshot_from_writer
+from docevals_mlflow.tracking.split_api import split_bundle
+from tests.split.test_seed_metrics import EXPECTED, PREDICTED
+from tests.tracking.test_runs import DOCUMENTS, SCHEMA, pipeline_report
+
+CONFIDENT = [
+    {**document, "confidence": {"$.number": 0.9, "$.total": 0.4}} for document in DOCUMENTS
+]
+
+
+def fields_writer(documents: list[dict[str, Any]] = DOCUMENTS) -> BundleWriter:
+    writer = BundleWriter(run_name="fields")
+    report = compare_documents(documents, SCHEMA).to_report()
+    layout_fields(writer, report, markdown="", dashboard="")
+    return writer
+
+
+def split_writer() -> BundleWriter:
+    report = evaluate_split_batch(
+        [
+            ({"id": "a", "sections": EXPECTED}, PREDICTED),
+            ({"id": "b", "sections": EXPECTED}, EXPECTED),
+        ]
+    )
+    return split_bundle(report)
+
+
+def pipeline_writer() -> BundleWriter:
+    writer = BundleWriter(run_name="pipeline")
+    layout_evaluation(writer, pipeline_report(), markdown="", dashboard="")
+    return writer
+
+
+def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
+    table = json.loads(writer.files[path])
+    return {row[0]: dict(zip(table["columns"], row, strict=True)) for row in table["data"]}
+
+
+@pytest.mark.parametrize(
+    ("make", "headline"),
+    [
+        (fields_writer, ["accuracy", "documents", "f1", "precision", "recall"]),
+        (
+            pipeline_writer,
+            [
+                *("case_fail_rate", "case_not_applicable_rate", "case_pass_rate"),
+                *("case_uncertain_rate", "cases", "human_review_rate"),
+            ],
+        ),
+        (
+            split_writer,
+            ["accuracy_with_order", "accuracy_without_order", "packets", "page_accuracy", "pages"],
+        ),
+    ],
+)
+def test_the_headline_sorts_first(make, headline):
+    keys = sorted(make().bundle.metrics)  # MLflow's UI orders by code points, like this
+    assert keys[: len(headline)] == [f"Summary/{name}" for name in headline]
+    # Every other key starts with a small letter, so "Summary" is the first section too.
+    assert all(key[0].islower() for key in keys[len(headline) :])
+
+
+def test_a_field_run_keeps_its_scores_as_metrics_and_the_rest_as_tables():
+    writer = fields_writer(CONFIDENT)
+    metrics = writer.bundle.metrics
+    assert {key.rsplit("/", 1)[1] for key in metrics if key.startswith("field/total/")} == {
+        "precision",
+        "recall",
+        "f1",
+        "accuracy",
+    }
+    assert "calibration/overall/auroc" in metrics
+    assert not any(key.startswith(("calibration/total", "review_")) for key in metrics)
+    fields = table_rows(writer, "tables/fields.json")
+    assert fields["field/total"]["name"] == "$.total"
+    assert fields["field/number"]["fd"] == 1  # b: number FD, total FN
+    assert fields["field/total"]["fn"] == 1
+    assert fields["field/total"]["f1"] == metrics["field/total/f1"]
+    calibration = table_rows(writer, "tables/calibration.json")
+    assert calibration["calibration/total"]["field"] == "$.total"
+    tags = json.loads(writer.bundle.tags["mlflow.loggedArtifacts"])
+    assert {entry["path"] for entry in tags} >= {
+        "tables/fields.json",
+        "tables/calibration.json",
+        "tables/review_budget.json",
+    }
+    assert all(entry["type"] == "table" for entry in tags)
+    # The index names the segments of logged keys only, not of table rows.
+    index = json.loads(writer.files["metrics_index.json"])
+    assert index["calibration"] == {"overall": "(all fields)"}
+
+
+def test_figure_tables_read_back_as_the_old_keys():
+    writer = fields_writer(CONFIDENT)
+    figures, index = table_figures(writer.files["tables/fields.json"])
+    assert figures["field/number/fd"] == 1
+    assert figures["overall/tp"] == writer.bundle.metrics["overall/tp"]
+    assert "field/number/far" not in figures  # undefined: never a number
+    assert index["field"]["total"] == "$.total"
+    with pytest.raises(ValueError, match="not a figure table"):
+        table_figures(b"[1, 2]")
+
+
+def old_snapshot(writer: BundleWriter) -> Any:
+    """The run as the previous version logged it: every figure a metric, the headline
+    under overall/ (split/), no figure tables."""
+    snapshot = snapshot_from_writer(writer, run_id="new")
+    renamed = {new: old for old, new in OLD_HEADLINE.items()}
+    metrics = {renamed.get(key, key): value for key, value in snapshot.metrics.items()}
+    old = BundleWriter(run_name="old")
+    for key, value in metrics.items():
+        old.metric(key, value)
+    for path, data in writer.files.items():
+        if not path.startswith("tables/"):
+            old.files[path] = data
+    old.bundle.tags.update(writer.bundle.tags)
+    assert "overall/f1" in metrics or "split/page_accuracy" in metrics
+    return snapshot_from_writer(old, run_id="old")
+
+
+@pytest.mark.parametrize("make", [fields_writer, split_writer])
+def test_old_and_new_runs_compare_figure_by_figure(make):
+    writer = make()
+    new = snapshot_from_writer(writer, run_id="new")
+    old = old_snapshot(writer)
+    assert old.metrics == new.metrics
+    deltas = metric_deltas(old, new)
+    assert not deltas[["baseline", "candidate"]].isna().any().any()
+    assert deltas["scope"].iloc[0] == "Summary"  # the headline leads the comparison too
+
+
+def test_split_runs_carry_the_verdict_and_a_dashboard(mlflow_store):
+    report = evaluate_split_batch([({"id": "a", "sections": EXPECTED}, PREDICTED)])
+    logged = log_split_report(report, verdict="fail", run_name="split-verdict")
+    client = MlflowClient(mlflow_store)
+    run = client.get_run(logged.run_id)
+    assert run.data.tags["docevals.verdict"] == "fail"
+    assert run.data.metrics["Summary/page_accuracy"] == pytest.approx(
+        report.page_level_accuracy.accuracy
+    )
+    page = client.download_artifacts(logged.run_id, "report/dashboard.html")
+    with open(page, encoding="utf-8") as handle:
+        text = handle.read()
+    assert "Document split evaluation dashboard" in text
+
+
+def test_a_new_experiment_gets_a_saved_view_of_the_headline(mlflow_store):
+    report = evaluate_split_batch([({"id": "a", "sections": EXPECTED}, PREDICTED)])
+    logged = log_split_report(report, experiment="with-view")
+    client = MlflowClient(mlflow_store)
+    tags = client.get_experiment(logged.experiment_id).tags
+    view = json.loads(tags["mlflow.sharedViewState.docevals-headline"])
+    assert view["name"] == "docevals headline"
+    assert isinstance(view["createdAt"], int)
+    columns = json.loads(view["state"])["selectedColumns"]
+    assert "metrics.`Summary/f1`" in columns
+    assert "metrics.`Summary/page_accuracy`" in columns
+    # An experiment that already exists is left as it is.
+    client.set_experiment_tag(logged.experiment_id, "mlflow.sharedViewState.docevals-headline", "x")
+    log_split_report(report, experiment="with-view")
+    tags = client.get_experiment(logged.experiment_id).tags
+    assert tags["mlflow.sharedViewState.docevals-headline"] == "x"
