@@ -37,3 +37,40 @@ def test_help_imports_no_heavy_library() -> None:
         "    main(['--help'])"
     )
     assert _loaded_after(code) == []
+
+
+def test_building_the_parser_imports_no_pydantic_numpy_or_heavy_docevals_module() -> None:
+    # Only argparse-level modules: the handlers import their models when they run.
+    code = (
+        "import json, sys\n"
+        "from docevals_mlflow.cli import build_parser\n"
+        "build_parser()\n"
+        "print(json.dumps([m for m in ('pydantic', 'numpy', 'scipy', 'httpx', 'cryptography',"
+        " 'docevals_mlflow.core.reports', 'docevals_mlflow.fields.schema',"
+        " 'docevals_mlflow.judges.config', 'docevals_mlflow.cli.judging') if m in sys.modules]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_parser_constants_equal_their_sources() -> None:
+    # cli/light_constants.py copies what the help and choices show, so the parser need not
+    # import the (pydantic, NumPy) modules defining them; a changed source shows here.
+    import importlib
+
+    from docevals_mlflow.cli import light_constants
+
+    assert light_constants.SOURCES
+    for name, module in light_constants.SOURCES.items():
+        source = getattr(importlib.import_module(module), name)
+        assert getattr(light_constants, name) == source, name
+
+
+def test_the_calibrate_re_exports_still_resolve() -> None:
+    from docevals_mlflow.cli import calibrate
+    from docevals_mlflow.tracking import calibration_runs
+
+    assert calibrate.layout_calibration is calibration_runs.layout_calibration
+    assert calibrate.LEVELS == calibration_runs.LEVELS

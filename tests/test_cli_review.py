@@ -132,9 +132,10 @@ def test_review_of_a_broken_file_exits_2(review_path, capsys):
 
 
 def test_review_refuses_when_the_file_changed_meanwhile(review_path, capsys, monkeypatch):
-    import docevals_mlflow.cli.review as cli_review
+    # `docevals review` imports apply_decisions when it runs (keeping `--help` light).
+    import docevals_mlflow.groundtruth.review as review_module
 
-    real_apply = cli_review.apply_decisions
+    real_apply = review_module.apply_decisions
 
     def apply_then_someone_edits(*args, **kwargs):
         result = real_apply(*args, **kwargs)
@@ -143,7 +144,7 @@ def test_review_refuses_when_the_file_changed_meanwhile(review_path, capsys, mon
         write_json(review_path, data)
         return result
 
-    monkeypatch.setattr(cli_review, "apply_decisions", apply_then_someone_edits)
+    monkeypatch.setattr(review_module, "apply_decisions", apply_then_someone_edits)
     assert main(["review", str(review_path), "--omit", "$.iban"]) == 2
     assert "holds a reviewer's work (approval notes)" in one_error_line(capsys.readouterr().err)
     assert read_json(review_path)["approval_notes"] == "edited elsewhere"

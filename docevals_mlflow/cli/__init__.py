@@ -51,7 +51,11 @@ __all__ = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``docevals`` command."""
+    """The argument parser of the ``docevals`` command.
+
+    Quick (``docevals --help``): each module's ``register`` needs only argparse and
+    cli/light_constants.py; the handlers import what they run on, when they run
+    (checked by tests/test_cli_imports.py)."""
     parser = Parser(
         prog="docevals",
         description="Evaluate document-AI outputs (cases, pipelines, field extraction) "

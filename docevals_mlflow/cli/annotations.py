@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.light_constants import PROMPT_ARTIFACT
 from docevals_mlflow.cli.paths import Input
-from docevals_mlflow.core.datafiles import read_text_file
 from docevals_mlflow.errors import DocEvalsError, InputFileNotFoundError
-from docevals_mlflow.tracking.options import PROMPT_ARTIFACT
 
 RESERVED_PARAM_NAMESPACES = (
     "calibration.",
@@ -124,6 +123,8 @@ class PromptFile:
 
 
 def _prompt_file(text: str) -> PromptFile:
+    from docevals_mlflow.core.datafiles import read_text_file
+
     path = Path(text)
     try:
         # The shared reader refuses FIFOs, devices and folders before opening them

@@ -7,31 +7,22 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.common import EXIT_BAD_INPUT, EXIT_OK
+from docevals_mlflow.cli.light_constants import PUBLIC_KEY_VARIABLE, SIGNING_KEY_VARIABLE
 from docevals_mlflow.cli.paths import Input, Output, check_paths, existing_path
 from docevals_mlflow.errors import DocEvalsError, InputError
-from docevals_mlflow.groundtruth.approval import (
-    approve_review,
-    load_approved_ground_truth,
-    sign_record,
-    write_approved,
-)
-from docevals_mlflow.groundtruth.key_loading import PUBLIC_KEY_VARIABLE, SIGNING_KEY_VARIABLE
-from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
-from docevals_mlflow.groundtruth.signing import (
-    generate_keypair,
-    load_public_key,
-    load_signing_key,
-    resolve_public_key,
-)
+
+if TYPE_CHECKING:
+    from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
 
 # --- approve ------------------------------------------------------------------------
 
 
 def register_approve(commands: Any) -> None:
     """Add the ``approve`` subcommand."""
+
     parser = commands.add_parser(
         "approve",
         help="approve a fully decided review file as ground truth (signed)",
@@ -66,6 +57,10 @@ def register_approve(commands: Any) -> None:
 
 def run_approve(args: argparse.Namespace) -> int:
     """Approve, then write the approved file in one atomic step."""
+    from docevals_mlflow.groundtruth.approval import approve_review, sign_record, write_approved
+    from docevals_mlflow.groundtruth.records import ApprovedGroundTruth
+    from docevals_mlflow.groundtruth.signing import load_signing_key
+
     if args.unsigned and args.signing_key:
         raise InputError("--unsigned and --signing-key contradict each other")
     # --force replaces an approval, never the review file or the key it came from.
@@ -134,6 +129,8 @@ def register_keygen(commands: Any) -> None:
 
 def run_keygen(args: argparse.Namespace) -> int:
     """Write the key pair and say how to use it."""
+    from docevals_mlflow.groundtruth.signing import generate_keypair, load_public_key
+
     check_paths(
         [],
         [
@@ -165,6 +162,7 @@ def run_keygen(args: argparse.Namespace) -> int:
 
 def register_verify(commands: Any) -> None:
     """Add the ``verify`` subcommand."""
+
     parser = commands.add_parser(
         "verify",
         help="verify approved ground-truth files (content digest and signature)",
@@ -191,6 +189,9 @@ def register_verify(commands: Any) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Verify every file; print one line each; exit 2 if any fails."""
+    from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
+    from docevals_mlflow.groundtruth.signing import resolve_public_key
+
     trusted = resolve_public_key(args.public_key)
     failed = 0
     for path in args.files:

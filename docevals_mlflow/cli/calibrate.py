@@ -5,29 +5,20 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.options import add_output_options, add_tracking_options
 from docevals_mlflow.cli.paths import Input, check_paths, inputs_of, report_outputs
 from docevals_mlflow.cli.run_logging import log_evaluation
 from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
-from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.diagnostics import DisagreementBudget
-from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.core.formatting import count_text, level_text, metric_text, percent_text
-from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.judges.calibration import (
-    HumanLabel,
-    calibrate,
-    load_human_labels,
-)
-from docevals_mlflow.reports.calibration_markdown import render_calibration_markdown
-from docevals_mlflow.reports.files import AnyReport, load_report
 
-# Re-exported: the run layout moved to tracking/, beside every other run kind's.
-from docevals_mlflow.tracking.calibration_runs import LEVELS as LEVELS
-from docevals_mlflow.tracking.calibration_runs import layout_calibration as layout_calibration
+if TYPE_CHECKING:
+    from docevals_mlflow.core.diagnostics import DisagreementBudget
+    from docevals_mlflow.core.reports import EvaluationReport
+    from docevals_mlflow.judges.calibration import HumanLabel
+    from docevals_mlflow.reports.files import AnyReport
 
 
 def register(commands: Any) -> None:
@@ -92,6 +83,8 @@ def check_label_cases(
         InputError: naming the label (``record`` ``label N``, in file order), its case
             and stage, and the stages the case has when it has some.
     """
+    from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
+
     present: dict[str, set[str]] = {}
     for report in reports:
         if isinstance(report, PipelineEvaluationReport):
@@ -142,6 +135,12 @@ def disagreement_line(budget: DisagreementBudget) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate, write the reports, log the run, and gate on ``--min-kappa``."""
+    from docevals_mlflow.core.atomic import atomic_write_text
+    from docevals_mlflow.core.fingerprints import sha256_file
+    from docevals_mlflow.judges.calibration import calibrate, load_human_labels
+    from docevals_mlflow.reports.calibration_markdown import render_calibration_markdown
+    from docevals_mlflow.reports.files import load_report
+
     # Settings and paths first: a typo in them should not cost reading every report.
     _check_min_kappa(args.min_kappa)
     check_paths(
@@ -192,3 +191,13 @@ def run(args: argparse.Namespace) -> int:
 
     log_evaluation(args, assemble, default_run_name=args.output.stem, anchor=args.output)
     return gate(breached)
+
+
+def __getattr__(name: str) -> Any:
+    # Re-exported, loaded on first use: the run layout moved to tracking/, beside every other
+    # run kind's.
+    if name in ("LEVELS", "layout_calibration"):
+        from docevals_mlflow.tracking import calibration_runs
+
+        return getattr(calibration_runs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli import pipeline
 from docevals_mlflow.cli.annotations import add_run_annotations
-from docevals_mlflow.cli.case_results import finish_report, gate_reports
 from docevals_mlflow.cli.common import check_number
 from docevals_mlflow.cli.datasets import add_dataset_option, dataset_references
 from docevals_mlflow.cli.judge_options import add_judge_options
-from docevals_mlflow.cli.judging import announce, judge_metric, judge_paths, judge_runtime
 from docevals_mlflow.cli.options import (
     add_dashboard_option,
     add_fail_on,
@@ -27,17 +25,13 @@ from docevals_mlflow.cli.options import (
     add_tracking_options,
 )
 from docevals_mlflow.cli.paths import Input, check_paths, inputs_of, report_outputs
-from docevals_mlflow.core.artifacts import ReferenceArtifact, artifact_from_path
-from docevals_mlflow.core.cases import EvaluationCase
-from docevals_mlflow.core.datafiles import check_file, load_json_file
 from docevals_mlflow.core.literals import Authority
-from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.evaluation.evaluator import Evaluator
-from docevals_mlflow.evaluation.exact import ExactStructuredMetric
-from docevals_mlflow.evaluation.metrics import Metric
-from docevals_mlflow.evaluation.suite import build_suite_report
-from docevals_mlflow.reports.files import load_report
+
+if TYPE_CHECKING:
+    from docevals_mlflow.core.artifacts import ReferenceArtifact
+    from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
+    from docevals_mlflow.evaluation.metrics import Metric
 
 
 def register(commands: Any) -> None:
@@ -107,6 +101,8 @@ def _unique_id(stem: str, taken: set[str]) -> str:
 
 
 def _references(args: argparse.Namespace) -> list[ReferenceArtifact]:
+    from docevals_mlflow.core.artifacts import artifact_from_path
+
     taken: set[str] = set()
     groups: list[tuple[Authority, list[Path]]] = [
         ("evidence", args.evidence),
@@ -123,6 +119,9 @@ def _references(args: argparse.Namespace) -> list[ReferenceArtifact]:
 def _run_case(args: argparse.Namespace) -> int:
     # Options and paths first, then judge settings: a typo, an output that would
     # replace an input or a missing key should stop the run before any work.
+    from docevals_mlflow.cli.case_results import finish_report
+    from docevals_mlflow.cli.judging import announce, judge_metric, judge_paths, judge_runtime
+
     check_number("--relative-tolerance", args.relative_tolerance, minimum=0)
     check_number("--absolute-tolerance", args.absolute_tolerance, minimum=0)
     judge_inputs, judge_outputs = judge_paths(args)
@@ -143,6 +142,11 @@ def _run_case(args: argparse.Namespace) -> int:
 
 
 def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:
+    from docevals_mlflow.core.cases import EvaluationCase
+    from docevals_mlflow.core.datafiles import check_file, load_json_file
+    from docevals_mlflow.evaluation.evaluator import Evaluator
+    from docevals_mlflow.evaluation.exact import ExactStructuredMetric
+
     check_file(args.prediction, what="prediction file")
     prediction = load_json_file(args.prediction)
     references = [
@@ -177,6 +181,11 @@ def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> Eva
 
 
 def _run_suite(args: argparse.Namespace) -> int:
+    from docevals_mlflow.cli.case_results import finish_report, gate_reports
+    from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
+    from docevals_mlflow.evaluation.suite import build_suite_report
+    from docevals_mlflow.reports.files import load_report
+
     check_paths(inputs_of("report", args.reports), report_outputs(args))
     reports: list[EvaluationReport | PipelineEvaluationReport] = []
     seen: dict[tuple[int, int], Path] = {}

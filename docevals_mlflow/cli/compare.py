@@ -16,8 +16,6 @@ from docevals_mlflow.cli.options import (
 )
 from docevals_mlflow.cli.paths import Input, Output, check_paths, existing_path
 from docevals_mlflow.cli.run_logging import run_options, tracking_wanted
-from docevals_mlflow.compare.results import CASE_METRIC
-from docevals_mlflow.compare.statistics import FIELD_METRICS
 from docevals_mlflow.core.formatting import metric_text, p_value_text, signed_text
 from docevals_mlflow.errors import InputError
 
@@ -98,6 +96,9 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     # Checked before any run is loaded: a typo should cost nothing.
+    from docevals_mlflow.compare.results import CASE_METRIC
+    from docevals_mlflow.compare.statistics import FIELD_METRICS
+
     if not (math.isfinite(args.alpha) and 0 < args.alpha < 1):
         raise InputError(f"--alpha {args.alpha:g}", expected="a level between 0 and 1")
     if not (math.isfinite(args.confidence) and 0 < args.confidence < 1):

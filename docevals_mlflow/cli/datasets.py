@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from docevals_mlflow.cli.common import EXIT_OK
 from docevals_mlflow.cli.options import add_tracking_options
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.reports.markdown import table
 
 if TYPE_CHECKING:
     from docevals_mlflow.core.artifacts import ReferenceArtifact
@@ -158,6 +157,8 @@ def _shown_uri(uri: str) -> str:
 
 def version_table(versions: Sequence[DatasetVersion]) -> list[str]:
     """The Markdown table ``docevals datasets`` prints."""
+    from docevals_mlflow.reports.markdown import table
+
     return table(
         ["name", "version", "cases", "rows", "digest", "approvers", "created", "run"],
         (

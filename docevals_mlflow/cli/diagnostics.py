@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.formatting import level_text, metric_text, percent_text
-from docevals_mlflow.diagnostics.counterfactual import Counterfactual, RecordedRerun
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.evaluation.metric_config import import_callable
+
+if TYPE_CHECKING:
+    from docevals_mlflow.diagnostics.counterfactual import Counterfactual, RecordedRerun
 
 
 def add_counterfactual_options(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +43,9 @@ def add_counterfactual_options(parser: argparse.ArgumentParser) -> None:
 
 def counterfactual_from_args(args: argparse.Namespace, base: Path) -> Counterfactual | None:
     """The :class:`Counterfactual` the options ask for, or ``None`` (no reruns)."""
+    from docevals_mlflow.diagnostics.counterfactual import Counterfactual
+    from docevals_mlflow.evaluation.metric_config import import_callable
+
     if not args.action and args.reruns is None:
         return None
     actions: dict[str, Any] = {}
@@ -58,6 +61,9 @@ def counterfactual_from_args(args: argparse.Namespace, base: Path) -> Counterfac
 
 
 def _recorded_reruns(path: Path | None) -> list[RecordedRerun]:
+    from docevals_mlflow.core.datafiles import load_json_file
+    from docevals_mlflow.diagnostics.counterfactual import RecordedRerun
+
     if path is None:
         return []
     data = load_json_file(path, what="reruns file")

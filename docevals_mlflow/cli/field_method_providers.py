@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow.cli.judging import cost_text, judge_config, judge_runtime, options_text
+from docevals_mlflow.cli.light_constants import OPENAI_API_ROOT
 from docevals_mlflow.errors import ConfigurationError, InputError
-
-OPENAI_API_ROOT = "https://api.openai.com/v1"
 
 
 class FieldMethodProviders:

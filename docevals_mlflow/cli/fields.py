@@ -5,24 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
 from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs
 from docevals_mlflow.cli.diagnostics import calibration_line
-from docevals_mlflow.cli.field_method_providers import (
-    OPENAI_API_ROOT,
-    FieldMethodProviders,
-    field_method_providers,
-)
-from docevals_mlflow.cli.fields_messages import (
-    fields_summary,
-    invalid_expected_warning,
-    undecided_warning,
-    unparsed_warning,
-)
 from docevals_mlflow.cli.judge_options import add_judge_options
-from docevals_mlflow.cli.judging import judge_paths
+from docevals_mlflow.cli.light_constants import DISCOVERED_POLICIES, LIST_PAIRINGS, OPENAI_API_ROOT
 from docevals_mlflow.cli.options import (
     add_dashboard_option,
     add_output_options,
@@ -39,15 +28,11 @@ from docevals_mlflow.cli.thresholds import (
     gate_verdict,
     parse_thresholds,
 )
-from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.jsontext import report_json_text
-from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.fields.batch import compare_documents
-from docevals_mlflow.fields.parallel import capped_workers
-from docevals_mlflow.fields.schema import LIST_PAIRINGS, DocumentSchema
-from docevals_mlflow.fields.shapes import DISCOVERED_POLICIES
-from docevals_mlflow.reports.fields_markdown import render_fields_markdown
+
+if TYPE_CHECKING:
+    from docevals_mlflow.cli.field_method_providers import FieldMethodProviders
+    from docevals_mlflow.fields.schema import DocumentSchema
 
 FAIL_UNDER_METRICS = ("precision", "recall", "f1", "accuracy", "macro_f1")
 """Metrics ``docevals fields --fail-under`` accepts (higher is better)."""
@@ -231,6 +216,13 @@ def _spark_report(
 
 def run(args: argparse.Namespace) -> int:
     """Compare, write the reports, log the run, and gate on thresholds."""
+    from docevals_mlflow.cli.field_method_providers import field_method_providers
+    from docevals_mlflow.core.atomic import atomic_write_text
+    from docevals_mlflow.core.jsontext import report_json_text
+    from docevals_mlflow.core.secrets import redact_text
+    from docevals_mlflow.fields.schema import DocumentSchema
+    from docevals_mlflow.reports.fields_markdown import render_fields_markdown
+
     # Thresholds first: a typo in them should not cost a whole comparison run.
     under = parse_thresholds("--fail-under", args.fail_under, FAIL_UNDER_METRICS)
     over = parse_thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
@@ -291,6 +283,8 @@ def _on_spark(args: argparse.Namespace) -> bool:
 
 
 def _check_fields_paths(args: argparse.Namespace) -> None:
+    from docevals_mlflow.cli.judging import judge_paths
+
     judge_inputs, judge_outputs = judge_paths(args)
     check_paths(
         [
@@ -306,6 +300,8 @@ def _check_fields_paths(args: argparse.Namespace) -> None:
 
 def _workers(args: argparse.Namespace) -> int:
     """``--workers`` as a number of processes (a warning when it had to be capped)."""
+    from docevals_mlflow.fields.parallel import capped_workers
+
     try:
         workers, capped = capped_workers(args.workers)
     except InputError as exc:
@@ -322,6 +318,8 @@ def _local_report(
     providers: FieldMethodProviders,
 ) -> dict[str, Any]:
     """Pair and compare the inputs on this machine; the report dict."""
+    from docevals_mlflow.fields.batch import compare_documents
+
     # Both unpaired lists are complete here (both sides are indexed first), which
     # compare_documents needs since it takes them before the pairs.
     pairs, expected_only, predicted_only = paired_inputs(args)
@@ -343,6 +341,13 @@ def _print_outcome(
     args: argparse.Namespace, report: dict[str, Any], providers: FieldMethodProviders
 ) -> None:
     """The summary, calibration and usage lines, where the reports went, and warnings."""
+    from docevals_mlflow.cli.fields_messages import (
+        fields_summary,
+        invalid_expected_warning,
+        undecided_warning,
+        unparsed_warning,
+    )
+
     print(fields_summary(report))
     calibration = calibration_line(report)
     if calibration is not None:

@@ -18,24 +18,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.common import EXIT_BAD_INPUT, EXIT_OK
-from docevals_mlflow.cli.generate_batch import (
-    CASES_AT_ONCE,
-    CaseResult,
-    generate_all,
-    write_generation,
-)
-from docevals_mlflow.cli.generate_cases import (
-    Case,
-    Outputs,
-    case_paths,
-    collect_cases,
-    refuse_reviewed,
-    route_of,
-)
-from docevals_mlflow.cli.generate_messages import describe_batch, describe_case, provider_warnings
 from docevals_mlflow.cli.options import (
     add_answer_cache_option,
     add_concurrency_option,
@@ -46,13 +31,12 @@ from docevals_mlflow.cli.options import (
 from docevals_mlflow.cli.paths import check_paths
 from docevals_mlflow.cli.progress import ProgressDisplay
 from docevals_mlflow.cli.run_logging import log_or_keep, run_options, tracking_wanted
-from docevals_mlflow.core.fingerprints import sha256_file
 from docevals_mlflow.errors import DocEvalsError
-from docevals_mlflow.groundtruth.config import GenerationConfig, load_generation_config
-from docevals_mlflow.groundtruth.review import write_ground_truth_review
-from docevals_mlflow.groundtruth.router import GroundTruthRouter
-from docevals_mlflow.judges.config import load_prices
-from docevals_mlflow.judges.judge import run_sync
+
+if TYPE_CHECKING:
+    from docevals_mlflow.cli.generate_batch import CaseResult
+    from docevals_mlflow.cli.generate_cases import Case
+    from docevals_mlflow.groundtruth.config import GenerationConfig
 
 
 def register(commands: Any) -> None:
@@ -148,6 +132,12 @@ def _add_generation_options(parser: argparse.ArgumentParser) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Check everything, generate every case, write the files, log the run."""
+    from docevals_mlflow.cli.generate_batch import CASES_AT_ONCE, generate_all
+    from docevals_mlflow.cli.generate_messages import describe_batch, provider_warnings
+    from docevals_mlflow.groundtruth.config import load_generation_config
+    from docevals_mlflow.judges.config import load_prices
+    from docevals_mlflow.judges.judge import run_sync
+
     check_concurrency(args)
     config = load_generation_config(args.config)
     adjudicate = config.adjudicate if args.adjudicate is None else args.adjudicate
@@ -183,6 +173,14 @@ def run_generate(args: argparse.Namespace) -> int:
 def _prepared_cases(args: argparse.Namespace, config: GenerationConfig) -> list[Case]:
     """The cases, routed (and converted to Markdown when the configuration says so),
     once every file they would write is known to be safe to write."""
+    from docevals_mlflow.cli.generate_cases import (
+        case_paths,
+        collect_cases,
+        refuse_reviewed,
+        route_of,
+    )
+    from docevals_mlflow.groundtruth.router import GroundTruthRouter
+
     cases = collect_cases(args)
     bundle = _bundle_folder(args)
     # Every file each case writes, against every source and each other, before any
@@ -209,6 +207,11 @@ def _write_results(
 ) -> tuple[list[Path], int]:
     """Each case's files, and a few lines on it; the review files written and how many
     could not be."""
+    from docevals_mlflow.cli.generate_batch import write_generation
+    from docevals_mlflow.cli.generate_cases import Outputs
+    from docevals_mlflow.cli.generate_messages import describe_case
+    from docevals_mlflow.groundtruth.review import write_ground_truth_review
+
     out_dir: Path = args.output_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     reviews: list[Path] = []
@@ -249,6 +252,8 @@ def log_run(
 ) -> None:
     """One generation run for the batch; never loses the generation when the store
     is unreachable (the bundle is kept in OUT for ``docevals log``)."""
+    from docevals_mlflow.core.fingerprints import sha256_file
+
     if not tracking_wanted(args) or not results:
         return
     from docevals_mlflow.tracking.assembly import assemble_generation

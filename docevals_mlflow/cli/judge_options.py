@@ -13,12 +13,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from docevals_mlflow.cli.light_constants import (
+    AUTO_PROVIDERS,
+    MODEL_VARIABLE,
+    REASONING_EFFORT_VARIABLE,
+)
 from docevals_mlflow.cli.options import (
     add_answer_cache_option,
     add_concurrency_option,
     add_prices_option,
 )
-from docevals_mlflow.judges.config import AUTO_PROVIDERS, MODEL_VARIABLE, REASONING_EFFORT_VARIABLE
 from docevals_mlflow.judges.providers import judge_provider, judge_providers, provider_registry
 
 _WORDS = ("auto", "none")

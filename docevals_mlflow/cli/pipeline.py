@@ -8,20 +8,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.annotations import add_run_annotations
-from docevals_mlflow.cli.case_results import finish_report, gate_reports
 from docevals_mlflow.cli.datasets import add_dataset_option, apply_dataset_to_pipeline
 from docevals_mlflow.cli.diagnostics import add_counterfactual_options, counterfactual_from_args
 from docevals_mlflow.cli.judge_options import add_judge_options
-from docevals_mlflow.cli.judging import (
-    add_to_every_stage,
-    announce,
-    judge_metric,
-    judge_paths,
-    judge_runtime,
-)
 from docevals_mlflow.cli.options import (
     add_dashboard_option,
     add_fail_on,
@@ -31,14 +23,12 @@ from docevals_mlflow.cli.options import (
 )
 from docevals_mlflow.cli.paths import Input, Output, check_paths, report_outputs
 from docevals_mlflow.cli.progress import ProgressDisplay
-from docevals_mlflow.core.cases import PipelineCase
-from docevals_mlflow.core.datafiles import load_data_file
-from docevals_mlflow.core.reports import PipelineEvaluationReport
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.evaluation.config import load_pipelines_config
-from docevals_mlflow.evaluation.pipeline import PipelineEvaluator, pipeline_file_names
-from docevals_mlflow.evaluation.suite import build_suite_report
-from docevals_mlflow.reports.files import write_report
+
+if TYPE_CHECKING:
+    from docevals_mlflow.core.cases import PipelineCase
+    from docevals_mlflow.core.reports import PipelineEvaluationReport
+    from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 
 
 def register(commands: Any) -> None:
@@ -74,6 +64,17 @@ def register(commands: Any) -> None:
 
 def run_pipeline(args: argparse.Namespace) -> int:
     """Evaluate the pipeline (or the batch), write the reports, log, and gate."""
+    from docevals_mlflow.cli.case_results import finish_report, gate_reports
+    from docevals_mlflow.cli.judging import (
+        add_to_every_stage,
+        announce,
+        judge_metric,
+        judge_runtime,
+    )
+    from docevals_mlflow.evaluation.config import load_pipelines_config
+    from docevals_mlflow.evaluation.pipeline import pipeline_file_names
+    from docevals_mlflow.evaluation.suite import build_suite_report
+
     runtime = judge_runtime(args)
     judge = judge_metric(args, runtime)
     pipelines, evaluator = load_pipelines_config(args.config, judges=runtime)
@@ -116,6 +117,8 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
 
 def _check_pipeline_paths(args: argparse.Namespace, *, batch: bool) -> None:
+    from docevals_mlflow.cli.judging import judge_paths
+
     judge_inputs, judge_outputs = judge_paths(args)
     check_paths(
         [
@@ -158,6 +161,8 @@ def _pipelines_folder(output: Path) -> Path:
 def _config_inputs(config: Path) -> list[Input]:
     """The configuration file and every file it names (predictions, inputs,
     references, schemas and panels), read again once loading it has validated it."""
+    from docevals_mlflow.core.datafiles import load_data_file
+
     base = config.parent
     found = [Input("the configuration", config)]
     data = load_data_file(config)
@@ -196,6 +201,9 @@ def _write_pipeline_reports(
     """Each pipeline's report in ``<output stem>.pipelines/<file name>.json`` (the
     pipeline id made a file name, see
     :func:`~docevals_mlflow.evaluation.pipeline.pipeline_file_name`)."""
+    from docevals_mlflow.evaluation.pipeline import pipeline_file_names
+    from docevals_mlflow.reports.files import write_report
+
     folder = _pipelines_folder(args.output)
     names = pipeline_file_names(report.pipeline_id for report in reports)
     for report in reports:

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli import approval
 from docevals_mlflow.cli.common import EXIT_OK
-from docevals_mlflow.core.datafiles import loads_strict
-from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.groundtruth.records import ReviewFile, canonical_field_path
-from docevals_mlflow.groundtruth.review import (
-    apply_decisions,
-    load_review,
-    write_ground_truth_review,
-)
+
+if TYPE_CHECKING:
+    from docevals_mlflow.groundtruth.records import ReviewFile
 
 
 def register(commands: Any) -> None:
@@ -73,6 +68,13 @@ def _register_review(commands: Any) -> None:
 
 def run_review(args: argparse.Namespace) -> int:
     """List pending items, or apply the decisions given and rewrite the file."""
+    from docevals_mlflow.groundtruth.records import canonical_field_path
+    from docevals_mlflow.groundtruth.review import (
+        apply_decisions,
+        load_review,
+        write_ground_truth_review,
+    )
+
     review = load_review(args.file)
     if not (args.set_values or args.omit or args.reopen):
         if args.notes is not None:
@@ -135,6 +137,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 def parse_value(raw: str) -> Any:
     """JSON when ``raw`` parses as JSON (finite numbers), else the text itself."""
+    from docevals_mlflow.core.datafiles import loads_strict
+
     try:
         return loads_strict(raw)
     except ValueError:
@@ -142,6 +146,8 @@ def parse_value(raw: str) -> Any:
 
 
 def _shown(value: Any, limit: int = 80) -> str:
+    from docevals_mlflow.core.fingerprints import canonical_json
+
     text = canonical_json(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

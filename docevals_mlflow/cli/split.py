@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
 from docevals_mlflow.cli.options import (
@@ -23,12 +23,11 @@ from docevals_mlflow.cli.thresholds import (
     gate_verdict,
     parse_thresholds,
 )
-from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
-from docevals_mlflow.split.batch import evaluate_split_batch
-from docevals_mlflow.split.inputs import pair_packets
-from docevals_mlflow.split.report import SplitReport
+
+if TYPE_CHECKING:
+    from docevals_mlflow.split.report import SplitReport
 
 SPLIT_FAIL_UNDER: dict[str, Callable[[SplitReport], float | None]] = {
     "page_accuracy": lambda report: report.page_level_accuracy.accuracy,
@@ -154,6 +153,9 @@ def _dashboard(report: SplitReport) -> str:
 
 def _evaluate(args: argparse.Namespace) -> SplitReport:
     """Pair the packets by id and evaluate them (none on both sides is an error)."""
+    from docevals_mlflow.split.batch import evaluate_split_batch
+    from docevals_mlflow.split.inputs import pair_packets
+
     paired = pair_packets(args.expected, args.predicted)
     if not paired.pairs:
         raise InputError(
@@ -175,6 +177,8 @@ def _write_and_print(
     heatmap_text: str | None,
 ) -> None:
     """Write the rendered reports, then the summary line and where they went."""
+    from docevals_mlflow.core.atomic import atomic_write_text
+
     atomic_write_text(args.output, json_text)
     if args.markdown is not None:
         atomic_write_text(args.markdown, markdown_text)
