@@ -145,6 +145,13 @@ def test_layout_logs_the_calibration_figures():
     assert metrics["calibration/claims/n"] == 0
     # Undefined figures (no labelled claims) are left out, not logged as 0.
     assert "calibration/claims/kappa" not in metrics
+    # The headline: the case figures, and how often the judge and the humans said pass.
+    assert metrics["Summary/agreement"] == 0.8
+    assert metrics["Summary/kappa"] == pytest.approx(8 / 13)
+    assert metrics["Summary/labelled_cases"] == 5
+    assert metrics["Summary/labelled_claims"] == 0
+    assert metrics["Summary/judge_pass_rate"] == 0.6
+    assert metrics["Summary/human_pass_rate"] == 0.4
     assert bundle.tags["docevals.kind"] == "evaluation"
     assert bundle.tags["docevals.report_kind"] == "calibration"
     assert bundle.tags["docevals.verdict"] == "pass"

@@ -4,6 +4,9 @@
 * params: ``calibration.metric``, ``calibration.bootstrap``, ``calibration.seed``,
   ``calibration.confidence`` and ``calibration.labels_sha256`` (when the labels file
   is known);
+* the headline: ``Summary/{agreement,kappa}`` (judge against humans on cases),
+  ``Summary/labelled_{cases,claims}`` and ``Summary/{judge,human}_pass_rate`` (the
+  share of labelled cases each called ``pass``);
 * metrics per level (``cases``, ``claims``): ``calibration/<level>/{n, agreement,
   agreement_ci_low, agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high,
   kappa_decided, abstention_rate, precision, recall}``; ``calibration/{unmatched_labels,
@@ -32,6 +35,7 @@ from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.diagnostics_layout import disagreement_metrics
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
 from docevals_mlflow.tracking.layout import tag_evaluation
+from docevals_mlflow.tracking.layout_shared import headline
 
 if TYPE_CHECKING:
     from docevals_mlflow.judges.calibration import CalibrationReport
@@ -40,6 +44,29 @@ if TYPE_CHECKING:
 
 LEVELS = ("cases", "claims")
 """The levels a calibration reports figures for, as ``calibration/<level>/...``."""
+HEADLINE_FIGURES = (
+    *("agreement", "kappa", "labelled_cases", "labelled_claims"),
+    *("judge_pass_rate", "human_pass_rate"),
+)
+"""A calibration's headline, logged as ``Summary/<figure>``."""
+
+
+def headline_figures(report: CalibrationReport) -> dict[str, float | int | None]:
+    """The headline figures of a calibration (undefined ones ``None``): agreement and
+    Cohen's kappa on cases, how many cases and claims were labelled, and the share of
+    the labelled cases the judge and the humans called ``pass``."""
+    cases = report.cases
+    confusion = cases.confusion
+    human_pass = sum(confusion.get("pass", {}).values())
+    judge_pass = sum(row.get("pass", 0) for row in confusion.values())
+    return {
+        "agreement": cases.agreement,
+        "kappa": cases.kappa,
+        "labelled_cases": cases.n,
+        "labelled_claims": report.claims.n,
+        "judge_pass_rate": judge_pass / cases.n if cases.n else None,
+        "human_pass_rate": human_pass / cases.n if cases.n else None,
+    }
 
 
 def layout_calibration(
@@ -58,6 +85,8 @@ def layout_calibration(
     writer.param("calibration.seed", report.seed)
     writer.param("calibration.confidence", report.confidence)
     writer.param("calibration.labels_sha256", labels_sha256)
+    figures_of = headline_figures(report)
+    headline(writer, ((name, figures_of[name]) for name in HEADLINE_FIGURES))
     for name in LEVELS:
         figures = report.cases if name == "cases" else report.claims
         prefix = f"calibration/{name}"
@@ -149,4 +178,11 @@ def log_calibration_report(
     )
 
 
-__all__ = ["LEVELS", "calibration_summary", "layout_calibration", "log_calibration_report"]
+__all__ = [
+    "HEADLINE_FIGURES",
+    "LEVELS",
+    "calibration_summary",
+    "headline_figures",
+    "layout_calibration",
+    "log_calibration_report",
+]

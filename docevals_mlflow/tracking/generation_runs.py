@@ -8,6 +8,9 @@ there):
   ``generation.minimum_agreement``, ``generation.instructions_sha256``,
   ``generation.expected_fields``, ``generation.cases``; a value that differs between
   reports reads ``mixed (N values)``;
+* the headline: ``Summary/{cases,agreement,fields_agreed,fields_to_review,
+  human_review_rate}`` (cases generated, mean agreement, fields the providers agreed
+  on, fields disputed or omitted by all, share of reports needing human review);
 * metrics: ``generation/overall_agreement`` (mean over reports),
   ``generation/fields_{expected,agreed,disputed,omitted_by_all}`` (sums),
   ``generation/human_review_rate``, ``provider/<label>/{usable_share,claims,
@@ -44,6 +47,7 @@ from docevals_mlflow.judges.usage import Usage, total_usage
 from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.keys import KeyMap, legal_key
+from docevals_mlflow.tracking.layout_shared import headline
 
 if TYPE_CHECKING:
     from docevals_mlflow.tracking.options import RunOptions
@@ -53,6 +57,8 @@ DEFAULT_GENERATION_EXPERIMENT = "docevals-ground-truth"
 STAGE_ORDER = ("panel", "adjudication", "union")
 """The order a case's generation stages run in; the last one present is final."""
 _NOTE_CASES = 50
+HEADLINE_FIGURES = ("cases", "agreement", "fields_agreed", "fields_to_review", "human_review_rate")
+"""A generation's headline, logged as ``Summary/<figure>``."""
 
 
 def _one(values: Sequence[str]) -> str | None:
@@ -144,18 +150,25 @@ def _generation_params(writer: BundleWriter, reports: Sequence[GenerationReport]
 def _generation_metrics(
     writer: BundleWriter, keys: KeyMap, reports: Sequence[GenerationReport]
 ) -> None:
-    writer.metric(
-        "generation/overall_agreement",
-        sum(report.overall_agreement for report in reports) / len(reports),
-    )
+    agreement = sum(report.overall_agreement for report in reports) / len(reports)
+    agreed = sum(len(r.consensus) for r in reports)
+    disputed = sum(_disputed(r) for r in reports)
+    omitted = sum(len(r.omitted_by_all) for r in reports)
+    review_rate = sum(report.requires_human_review for report in reports) / len(reports)
+    figures = {
+        "cases": len({report.case_id for report in reports}),
+        "agreement": agreement,
+        "fields_agreed": agreed,
+        "fields_to_review": disputed + omitted,
+        "human_review_rate": review_rate,
+    }
+    headline(writer, ((name, figures[name]) for name in HEADLINE_FIGURES))
+    writer.metric("generation/overall_agreement", agreement)
     writer.metric("generation/fields_expected", sum(len(r.expected_fields) for r in reports))
-    writer.metric("generation/fields_agreed", sum(len(r.consensus) for r in reports))
-    writer.metric("generation/fields_disputed", sum(_disputed(r) for r in reports))
-    writer.metric("generation/fields_omitted_by_all", sum(len(r.omitted_by_all) for r in reports))
-    writer.metric(
-        "generation/human_review_rate",
-        sum(report.requires_human_review for report in reports) / len(reports),
-    )
+    writer.metric("generation/fields_agreed", agreed)
+    writer.metric("generation/fields_disputed", disputed)
+    writer.metric("generation/fields_omitted_by_all", omitted)
+    writer.metric("generation/human_review_rate", review_rate)
     _provider_metrics(writer, keys, reports)
     total = Usage()
     for report in reports:

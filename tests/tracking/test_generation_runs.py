@@ -119,6 +119,11 @@ def test_generation_run_holds_params_metrics_and_artifacts(mlflow_store, tmp_pat
     assert metrics["generation/fields_disputed"] == 1  # unanimous omission is counted apart
     assert metrics["generation/fields_omitted_by_all"] == 1
     assert metrics["generation/human_review_rate"] == 0.5
+    assert metrics["Summary/agreement"] == pytest.approx(0.75)
+    assert metrics["Summary/cases"] == 2
+    assert metrics["Summary/fields_agreed"] == 2
+    assert metrics["Summary/fields_to_review"] == 2
+    assert metrics["Summary/human_review_rate"] == 0.5
     assert metrics["provider/gpt/usable_share"] == 1.0
     assert metrics["provider/claude/usable_share"] == 0.5
     assert metrics["provider/gpt/claims"] == 3

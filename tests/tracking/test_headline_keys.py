@@ -10,12 +10,17 @@ from mlflow.tracking import MlflowClient
 
 from docevals_mlflow import compare_documents, evaluate_split_batch, log_split_report
 from docevals_mlflow.compare.deltas import metric_deltas
+from docevals_mlflow.judges.calibration import calibrate
 from docevals_mlflow.tracking.bundle import BundleWriter
+from docevals_mlflow.tracking.calibration_runs import layout_calibration
 from docevals_mlflow.tracking.figure_tables import OLD_HEADLINE, table_figures
+from docevals_mlflow.tracking.generation_runs import layout_generation_run
 from docevals_mlflow.tracking.layout import layout_evaluation, layout_fields
 from docevals_mlflow.tracking.snapshots import snapshot_from_writer
 from docevals_mlflow.tracking.split_api import split_bundle
+from tests.judges.test_calibration import judge_labels, judge_reports
 from tests.split.test_seed_metrics import EXPECTED, PREDICTED
+from tests.tracking.test_generation_runs import AGREED, DISPUTED
 from tests.tracking.test_runs import DOCUMENTS, SCHEMA, pipeline_report
 
 CONFIDENT = [
@@ -46,6 +51,19 @@ def pipeline_writer() -> BundleWriter:
     return writer
 
 
+def calibration_writer() -> BundleWriter:
+    writer = BundleWriter(run_name="calibration")
+    report = calibrate(judge_reports(), judge_labels(), bootstrap=20)
+    layout_calibration(writer, report, markdown="")
+    return writer
+
+
+def generation_writer() -> BundleWriter:
+    writer = BundleWriter(run_name="generation")
+    layout_generation_run(writer, [DISPUTED, AGREED])
+    return writer
+
+
 def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
     table = json.loads(writer.files[path])
     return {row[0]: dict(zip(table["columns"], row, strict=True)) for row in table["data"]}
@@ -65,6 +83,17 @@ def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
         (
             split_writer,
             ["accuracy_with_order", "accuracy_without_order", "packets", "page_accuracy", "pages"],
+        ),
+        (
+            calibration_writer,
+            [
+                *("agreement", "human_pass_rate", "judge_pass_rate", "kappa"),
+                *("labelled_cases", "labelled_claims"),
+            ],
+        ),
+        (
+            generation_writer,
+            ["agreement", "cases", "fields_agreed", "fields_to_review", "human_review_rate"],
         ),
     ],
 )
@@ -103,6 +132,28 @@ def test_a_field_run_keeps_its_scores_as_metrics_and_the_rest_as_tables():
     # The index names the segments of logged keys only, not of table rows.
     index = json.loads(writer.files["metrics_index.json"])
     assert index["calibration"] == {"overall": "(all fields)"}
+
+
+def test_the_calibration_headline_is_the_case_figures():
+    writer = calibration_writer()
+    metrics = writer.bundle.metrics
+    assert metrics["Summary/agreement"] == metrics["calibration/cases/agreement"]
+    assert metrics["Summary/kappa"] == metrics["calibration/cases/kappa"]
+    assert metrics["Summary/labelled_cases"] == metrics["calibration/cases/n"]
+    assert metrics["Summary/labelled_claims"] == metrics["calibration/claims/n"]
+    # The index names the segments of logged keys only: the headline names none.
+    assert "Summary" not in json.loads(writer.files["metrics_index.json"])
+
+
+def test_the_generation_headline_sums_the_reports():
+    writer = generation_writer()
+    metrics = writer.bundle.metrics
+    assert metrics["Summary/cases"] == 2
+    assert metrics["Summary/agreement"] == metrics["generation/overall_agreement"]
+    assert metrics["Summary/fields_agreed"] == metrics["generation/fields_agreed"] == 2
+    assert metrics["Summary/fields_to_review"] == 2  # one disputed, one omitted by all
+    assert metrics["Summary/human_review_rate"] == 0.5
+    assert "Summary" not in json.loads(writer.files["metrics_index.json"])
 
 
 def test_figure_tables_read_back_as_the_old_keys():
@@ -170,6 +221,8 @@ def test_a_new_experiment_gets_a_saved_view_of_the_headline(mlflow_store):
     columns = json.loads(view["state"])["selectedColumns"]
     assert "metrics.`Summary/f1`" in columns
     assert "metrics.`Summary/page_accuracy`" in columns
+    assert "metrics.`Summary/kappa`" in columns  # calibrations
+    assert "metrics.`Summary/fields_to_review`" in columns  # generations
     # An experiment that already exists is left as it is.
     client.set_experiment_tag(logged.experiment_id, "mlflow.sharedViewState.docevals-headline", "x")
     log_split_report(report, experiment="with-view")
