@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow.cli.judging import cost_text, judge_config, judge_runtime, options_text
-from docevals_mlflow.cli.light_constants import OPENAI_API_ROOT
+from docevals_mlflow.cli.light_constants import OPENAI_BASE_URL
 from docevals_mlflow.errors import ConfigurationError, InputError
 
 
@@ -122,7 +122,7 @@ def _embedding_client(args: argparse.Namespace, env: Mapping[str, str], runtime:
     from docevals_mlflow.judges.config import check_base_url
     from docevals_mlflow.judges.embeddings import EmbeddingClient
 
-    url = args.embeddings_url or OPENAI_API_ROOT
+    url = args.embeddings_url or OPENAI_BASE_URL
     try:
         check_base_url(url)
     except ValueError as exc:

@@ -11,7 +11,7 @@ from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inpu
 from docevals_mlflow.cli.datasets import add_dataset_option, paired_inputs
 from docevals_mlflow.cli.diagnostics import calibration_line
 from docevals_mlflow.cli.judge_options import add_judge_options
-from docevals_mlflow.cli.light_constants import DISCOVERED_POLICIES, LIST_PAIRINGS, OPENAI_API_ROOT
+from docevals_mlflow.cli.light_constants import DISCOVERED_POLICIES, LIST_PAIRINGS, OPENAI_BASE_URL
 from docevals_mlflow.cli.options import (
     add_dashboard_option,
     add_output_options,
@@ -158,7 +158,7 @@ def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
     semantic.add_argument(
         "--embeddings-url",
         metavar="URL",
-        help=f"an OpenAI-compatible API root (default {OPENAI_API_ROOT})",
+        help=f"an OpenAI-compatible API root (default {OPENAI_BASE_URL})",
     )
     semantic.add_argument(
         "--embeddings-key-env",

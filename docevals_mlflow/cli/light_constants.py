@@ -23,8 +23,8 @@ DISCOVERED_POLICIES: tuple[str, ...] = ("exclude", "include")
 SIGNING_KEY_VARIABLE = "DOCEVALS_SIGNING_KEY"
 PUBLIC_KEY_VARIABLE = "DOCEVALS_PUBLIC_KEY"
 
-# The default base URL of ``--embeddings-model`` (defined here, used by field_method_providers).
-OPENAI_API_ROOT = "https://api.openai.com/v1"
+# docevals_mlflow.judges.embeddings: the default API root of ``--embeddings-model``
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 # Each constant above and the module that defines it.
 SOURCES = {
@@ -39,4 +39,5 @@ SOURCES = {
     "DISCOVERED_POLICIES": "docevals_mlflow.fields.shapes",
     "SIGNING_KEY_VARIABLE": "docevals_mlflow.groundtruth.key_loading",
     "PUBLIC_KEY_VARIABLE": "docevals_mlflow.groundtruth.key_loading",
+    "OPENAI_BASE_URL": "docevals_mlflow.judges.embeddings",
 }
