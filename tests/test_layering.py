@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("diagnostics",),
     ("evaluation", "groundtruth"),
     ("reports",),
-    ("compare", "quickstart"),
+    ("compare", "quickstart", "compat"),
     ("tracking",),
     ("spark",),
     ("cli",),

@@ -1,7 +1,8 @@
 """The README's flow in one store, in the order a new user takes it: the quickstart
 (as a command, then as a recipe), the evaluate-fields recipe, the compare recipe.
 Experiments agree, runs have names a person can tell apart, the prompt versions and
-the evaluation dataset are there, and compare finds prompt-v1 and prompt-v2 by name."""
+the evaluation datasets (the quickstart's, the recipe's) are there, and compare finds
+prompt-v1 and prompt-v2 by name."""
 
 from __future__ import annotations
 
@@ -83,6 +84,15 @@ def test_quickstart_then_recipes_then_compare_in_one_store(
         (tmp_path / "docevals-quickstart" / "reports" / "prompt-v2.json").read_text("utf-8")
     )
     assert report["overall"]["metrics"] == reported["overall"]["metrics"]
+    # Its ground truth is an MLflow evaluation dataset (Default's Datasets page) and the
+    # run's dataset input, with the digest the quickstart's runs record for that file.
+    (used,) = fields.inputs.dataset_inputs  # type: ignore[attr-defined]
+    assert used.dataset.name == "ground_truth"
+    (quickstart_input,) = latest["prompt-v1"].inputs.dataset_inputs  # type: ignore[attr-defined]
+    assert used.dataset.digest == quickstart_input.dataset.digest
+    (published,) = client.search_datasets(experiment_ids=["0"])
+    assert published.name == "ground_truth"
+    assert json.loads(published.profile)["num_records"] == 12
 
     # 4. compare by bare names: one experiment holds them, the newest of each wins.
     done = mlflow_run(

@@ -4,6 +4,7 @@ docevals run (or the parent of the runs that cannot share it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -346,3 +347,84 @@ def test_quickstart_in_the_default_experiment_logs_to_its_own(
     assert linked.data.tags["docevals.runs"] == ",".join(run.info.run_id for run in runs)
     assert linked.info.run_name == "quickstart"
     assert os.environ["MLFLOW_RUN_ID"] == project  # given back after logging
+
+
+def _recipe_arguments(entry_point: str, **values: str) -> list[str]:
+    """An entry point's docevals arguments as ``mlflow run`` fills them in (every value
+    quoted; defaults where ``values`` gives none)."""
+    entry = load_entry_points()[entry_point]
+    parameters: dict[str, dict[str, object]] = entry["parameters"]  # type: ignore[assignment]
+    filled: str = entry["command"]  # type: ignore[assignment]
+    filled = filled.removeprefix(PREFIX)
+    for key, parameter in parameters.items():
+        value = values.get(key, parameter.get("default"))
+        filled = filled.replace("{" + key + "}", shlex.quote(str(value)))
+    return shlex.split(filled)
+
+
+def test_the_evaluate_fields_recipe_uses_its_ground_truth_as_an_evaluation_dataset(
+    mlflow_store, monkeypatch, capsys
+):
+    from docevals_mlflow.cli import main
+    from docevals_mlflow.core.fingerprints import sha256_file
+
+    assert main(["quickstart", "--documents", "3", "--output-dir", "qs", "--no-mlflow"]) == 0
+    project = project_run(mlflow_store, monkeypatch)
+    arguments = _recipe_arguments(
+        "evaluate-fields",
+        workdir=".",
+        predicted="qs/predictions_v2.jsonl",
+        expected="qs/ground_truth.jsonl",
+        schema="qs/schema.yaml",
+    )
+    assert main(arguments) == 0
+    assert "evaluation dataset 'ground_truth' (Datasets tab): 3 records" in capsys.readouterr().out
+    client = MlflowClient(mlflow_store)
+    # The run's one ground-truth input is the evaluation dataset, with the digest
+    # `docevals fields --expected` records for the file (so compare sees one ground truth).
+    (used,) = client.get_run(project).inputs.dataset_inputs
+    assert used.dataset.name == "ground_truth"
+    assert used.dataset.digest == sha256_file(Path("qs/ground_truth.jsonl"))[:32]
+    (published,) = client.search_datasets(experiment_ids=["0"])  # the Datasets page
+    assert published.name == "ground_truth"
+    assert json.loads(published.profile)["num_records"] == 3
+    records = {record["inputs"]["document_id"] for record in published.to_df().to_dict("records")}
+    expected_ids = {
+        json.loads(line)["id"]
+        for line in Path("qs/ground_truth.jsonl").read_text("utf-8").splitlines()
+    }
+    assert records == expected_ids
+
+
+def test_an_evaluation_dataset_from_a_folder_of_documents_by_name(mlflow_store, capsys):
+    from docevals_mlflow.cli import main
+
+    folder = Path("truth")
+    folder.mkdir()
+    for doc, total in (("a", 1), ("b", 2)):
+        (folder / f"{doc}.json").write_text(json.dumps({"total": total}), encoding="utf-8")
+    predicted = Path("predicted.jsonl")
+    predicted.write_text('{"id": "a", "data": {"total": 1}}\n', encoding="utf-8")
+    argv = ["fields", "--expected", "truth", "--predicted", str(predicted)]
+    assert main([*argv, "--output", "r.json", "--evaluation-dataset", "invoices"]) == 0
+    assert "evaluation dataset 'invoices' (Datasets tab): 2 records" in capsys.readouterr().out
+    client = MlflowClient(mlflow_store)
+    (run,) = all_runs(mlflow_store)
+    (used,) = run.inputs.dataset_inputs  # type: ignore[attr-defined]
+    assert used.dataset.name == "invoices"
+    from docevals_mlflow.tracking.fields_layout import fields_dataset
+
+    assert used.dataset.digest == fields_dataset(folder)[0].digest
+    (published,) = client.search_datasets(experiment_ids=[run.info.experiment_id])  # type: ignore[attr-defined]
+    assert json.loads(published.profile)["num_records"] == 2
+
+
+def test_an_evaluation_dataset_needs_the_expected_file(mlflow_store, capsys):
+    from docevals_mlflow.cli import main
+
+    Path("p.jsonl").write_text('{"id": "a", "data": {}}\n', encoding="utf-8")
+    argv = ["fields", "--ground-truth-dataset", "invoices", "--predicted", "p.jsonl"]
+    assert main([*argv, "--output", "r.json", "--evaluation-dataset"]) == 2
+    assert "--evaluation-dataset: --evaluation-dataset publishes the --expected file" in (
+        capsys.readouterr().err
+    )

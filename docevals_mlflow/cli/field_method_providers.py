@@ -26,9 +26,12 @@ class FieldMethodProviders:
         self.embeddings = embeddings
         self.cache = cache
         self.comparators: list[Any] = []
-        self.providers = dict(field_providers(embeddings=embeddings, llm=llm, cache=cache))
-        for method, build in list(self.providers.items()):
-            self.providers[method] = self._tracked(build)
+        built = field_providers(embeddings=embeddings, llm=llm, cache=cache)
+        # The same mapping, its factories wrapped: it keeps the call log, which the
+        # comparison puts in the report for the documents' traces.
+        self.providers = built
+        for method, build in list(built.items()):
+            built[method] = self._tracked(build)
 
     def _tracked(self, build: Any) -> Any:
         def tracked(spec: Any) -> Any:

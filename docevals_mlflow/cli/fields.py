@@ -84,6 +84,15 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="predictions (JSON Lines, folder of JSON, or Parquet)",
     )
+    parser.add_argument(
+        "--evaluation-dataset",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="also publish --expected as the MLflow evaluation dataset NAME (the Datasets "
+        "page; default name: the file's, without extension) and make it the run's dataset "
+        "input",
+    )
 
 
 def add_comparison_rules(parser: argparse.ArgumentParser) -> None:
@@ -228,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
     over = parse_thresholds("--fail-over", args.fail_over, FAIL_OVER_METRICS)
     _check_fields_paths(args)
     workers = _workers(args)
+    dataset_name = _evaluation_dataset(args)
     schema = DocumentSchema.load(args.schema) if args.schema is not None else None
     providers = field_method_providers(args)
     if _on_spark(args):
@@ -250,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         from docevals_mlflow.tracking.assembly import assemble_fields
 
         # The texts just written are the run's too, so they are not rendered twice.
-        return assemble_fields(
+        run = assemble_fields(
             report,
             options,
             verdict=gate_verdict(breached, gated=bool(under or over)),
@@ -258,8 +268,10 @@ def run(args: argparse.Namespace) -> int:
             dashboard=dashboard_text,
             report_json=json_text,
         )
+        _use_dataset(run.writer, dataset_name, args.expected)
+        return run
 
-    log_evaluation(
+    logged = log_evaluation(
         args,
         assemble,
         default_run_name=args.output.stem,
@@ -269,7 +281,46 @@ def run(args: argparse.Namespace) -> int:
         # As SparkFieldComparison.log records it: the same figures, another engine.
         engine="spark" if _on_spark(args) else None,
     )
+    _publish_dataset(logged, dataset_name, args.expected)
     return gate(breached)
+
+
+def _use_dataset(writer: Any, name: str | None, expected: Path) -> None:
+    """``--evaluation-dataset``: the dataset ``name`` is the run's ground-truth input."""
+    if name is None:
+        return
+    from docevals_mlflow.tracking.dataset_evaluation import use_evaluation_dataset
+
+    use_evaluation_dataset(writer, name, expected)
+
+
+def _publish_dataset(logged: Any, name: str | None, expected: Path) -> None:
+    """Publish the logged run's evaluation dataset; say where it is, or why it is not."""
+    if logged is None or name is None:
+        return
+    from docevals_mlflow.tracking.dataset_evaluation import publish_for_run
+
+    line, warning = publish_for_run(logged, name, expected)
+    if line is not None:
+        print(line)
+    if warning is not None:
+        print(f"docevals: warning: {warning}", file=sys.stderr)
+
+
+def _evaluation_dataset(args: argparse.Namespace) -> str | None:
+    """The name of the evaluation dataset ``--evaluation-dataset`` asks for, if any."""
+    if args.evaluation_dataset is None:
+        return None
+    if args.expected is None:
+        raise InputError(
+            "--evaluation-dataset publishes the --expected file; a registered dataset "
+            "(--ground-truth-dataset) is on the Datasets page already",
+            source="--evaluation-dataset",
+            expected="--expected FILE",
+        )
+    from docevals_mlflow.tracking.dataset_evaluation import default_name
+
+    return args.evaluation_dataset.strip() or default_name(args.expected)
 
 
 def _dashboard(report: Any) -> str:

@@ -29,7 +29,7 @@ from docevals_mlflow.evaluation.judge_metrics import (
     llm_judge_metric,
     load_judge_panel_metric,
 )
-from docevals_mlflow.evaluation.metrics import Metric
+from docevals_mlflow.evaluation.metrics import Metric, metric_name
 from docevals_mlflow.evaluation.pipeline import PipelineEvaluator
 from docevals_mlflow.judges.config import (
     AUTO_PROVIDERS,
@@ -212,7 +212,7 @@ def announce(metric: Metric) -> None:
             f"{variant['name']} ({variant['provider']}:{variant['model']})"
             for variant in settings["panel"]["variants"]
         )
-        print(f"docevals: judging with panel {metric.name}: {members}", file=sys.stderr)
+        print(f"docevals: judging with panel {metric_name(metric)}: {members}", file=sys.stderr)
         return
     judge = settings.get("judge", {})
     where = judge.get("base_url")
@@ -237,9 +237,9 @@ def add_to_every_stage(evaluator: PipelineEvaluator, metric: Metric) -> None:
         evaluator.default_metrics,
     ]
     for metrics in lists:
-        if any(existing.name == metric.name for existing in metrics):
+        if any(metric_name(existing) == metric_name(metric) for existing in metrics):
             raise InputError(
-                f"the configuration already has a metric named {metric.name!r}",
+                f"the configuration already has a metric named {metric_name(metric)!r}",
                 expected="another name for that metric, or no --judge/--panel",
             )
     for metrics in lists:

@@ -109,15 +109,34 @@ def _traces_value(text: str) -> Any:
 
 def add_traces_option(parser: argparse.ArgumentParser, *, what: str = "document") -> None:
     """``--traces all|errors|N|none``: which documents (``what``) become MLflow traces
-    linked to the run (default: every one up to 1,000, the wrong ones first beyond)."""
+    linked to the run (default: every one up to 1,000; beyond, the wrong and changed
+    ones first), and ``--traces-baseline RUN``: the run *changed* is measured against."""
     parser.add_argument(
         "--traces",
         type=_traces_value,
         metavar="all|errors|N|none",
         help=f"which {what}s get an MLflow trace linked to the run: all, only the wrong "
-        f"ones (errors), at most N (the wrong ones first), or none; default: every "
-        f"{what} up to 1000, then the wrong ones first",
+        f"ones (errors), at most N, or none; default: every {what} up to 1000. When a "
+        f"limit leaves some out: wrong and changed ones first, then changed, then wrong",
     )
+    parser.add_argument(
+        "--traces-baseline",
+        metavar="RUN",
+        help=f"the run whose outcomes define a changed {what} (run id, experiment/run-name "
+        "or run name, as docevals compare takes them); default: the latest finished run of "
+        "the same kind in the experiment with the same schema/spec and ground truth",
+    )
+
+
+def traces_policy(args: argparse.Namespace) -> Any:
+    """``--traces`` with ``--traces-baseline`` bound to it (``None``: neither given)."""
+    policy = getattr(args, "traces", None)
+    baseline = getattr(args, "traces_baseline", None)
+    if baseline is None:
+        return policy
+    from docevals_mlflow.tracking.trace_policy import parse_trace_policy
+
+    return parse_trace_policy(policy).with_baseline(baseline)
 
 
 # --- commands that call models ---------------------------------------------------------

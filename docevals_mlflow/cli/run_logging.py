@@ -42,6 +42,7 @@ def run_options(
     ``engine``, ...)."""
     from docevals_mlflow.cli.annotations import annotation_options
     from docevals_mlflow.cli.datasets import used_datasets
+    from docevals_mlflow.cli.options import traces_policy
     from docevals_mlflow.tracking.options import RunOptions
 
     options = RunOptions(
@@ -50,7 +51,7 @@ def run_options(
         tracking_uri=getattr(args, "tracking_uri", None),
         keep_bundle_at=keep_bundle_at,
         datasets=used_datasets(args),
-        traces=getattr(args, "traces", None),
+        traces=traces_policy(args),
         **annotation_options(args),
     )
     return options.merged(**content)
@@ -92,6 +93,11 @@ def log_evaluation(
     logged = log_or_keep(run, written="the reports")
     if logged is not None and not quiet:
         print(logged.describe())
+        from docevals_mlflow.tracking.trace_baseline import traces_note
+
+        note = traces_note(run.writer.bundle.tags)
+        if note is not None:
+            print(note)
     return logged
 
 

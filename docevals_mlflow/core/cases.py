@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from docevals_mlflow.core.artifacts import ReferenceArtifact
+from docevals_mlflow.core.fingerprints import optional_sha256_json
 from docevals_mlflow.core.literals import JudgeInstructionMode
 from docevals_mlflow.core.model import DocEvalsModel, FrozenModel
 from docevals_mlflow.core.specs import EvaluationSpec
@@ -59,6 +60,26 @@ class EvaluationCase(FrozenModel):
     operation_spec_version: str | None = None
     """Stamped by :class:`OperationRegistry` together with ``operation_spec_id``."""
 
+    @property
+    def action_instruction_hash(self) -> str | None:
+        """SHA-256 of the action instruction's canonical JSON (as in reports)."""
+        return optional_sha256_json(self.action_instruction)
+
+    @property
+    def evaluation_spec_hash(self) -> str | None:
+        """SHA-256 of the evaluation spec's canonical JSON (as in reports)."""
+        return optional_sha256_json(self.evaluation_spec)
+
+    @property
+    def has_ground_truth(self) -> bool:
+        """Whether any reference is authoritative ground truth."""
+        return any(reference.authority == "ground_truth" for reference in self.references)
+
+    @property
+    def has_generated_reference(self) -> bool:
+        """Whether any reference is a generated (provisional) one."""
+        return any(reference.authority == "generated" for reference in self.references)
+
     @model_validator(mode="after")
     def _check(self) -> EvaluationCase:
         where = f"case {self.case_id!r} stage {self.stage_id!r}"
@@ -67,7 +88,8 @@ class EvaluationCase(FrozenModel):
         if self.judge_instruction_mode == "replace":
             if not (self.judge_instruction and self.judge_instruction.strip()):
                 raise ValueError(
-                    f"{where}: judge_instruction_mode='replace' needs a non-empty judge_instruction"
+                    f"{where}: judge_instruction is required: judge_instruction_mode='replace' "
+                    "needs a non-empty judge_instruction"
                 )
             if not self.allow_unsafe_judge_override:
                 raise ValueError(

@@ -135,6 +135,9 @@ class EvaluationReport(DocEvalsModel):
     rubric: str
     judge_instruction: str | None = None
     judge_instruction_mode: JudgeInstructionMode = "append"
+    allow_unsafe_judge_override: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """The case's metadata."""
     fingerprints: SpecFingerprints
     verdict: Verdict
     upstream_verdicts: dict[str, Verdict] = Field(default_factory=dict)
@@ -147,6 +150,27 @@ class EvaluationReport(DocEvalsModel):
     counterfactual: CounterfactualRerun | None = None
     """The oracle-swap rerun that refined an ``upstream_or_combined`` failure, when
     counterfactual attribution was asked for."""
+
+    @property
+    def operation_spec_id(self) -> str | None:
+        """Id of the operation spec that governed this stage (``fingerprints``)."""
+        return self.fingerprints.operation_spec_id
+
+    @property
+    def operation_spec_version(self) -> str | None:
+        """Version of that operation spec."""
+        return self.fingerprints.operation_spec_version
+
+    @property
+    def action_instruction_hash(self) -> str | None:
+        """SHA-256 of the action instruction (``fingerprints.action_instruction_sha256``:
+        of its canonical JSON, not of its raw text as the seed library hashed it)."""
+        return self.fingerprints.action_instruction_sha256
+
+    @property
+    def evaluation_spec_hash(self) -> str | None:
+        """SHA-256 of the evaluation spec (``fingerprints.evaluation_spec_sha256``)."""
+        return self.fingerprints.evaluation_spec_sha256
 
     def metric(self, name: str) -> MetricResult:
         """The result of the metric called ``name``."""

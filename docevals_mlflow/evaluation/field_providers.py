@@ -12,15 +12,30 @@ were formed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow.evaluation.llm_field import LLMFieldComparator as LLMFieldComparator
 from docevals_mlflow.evaluation.llm_field import LLMFieldJudge as LLMFieldJudge
 from docevals_mlflow.evaluation.semantic_field import SemanticComparator
 from docevals_mlflow.fields.comparator import Comparator
+from docevals_mlflow.fields.deferred import ProviderCallLog
 from docevals_mlflow.fields.methods import ProviderFactory
 from docevals_mlflow.fields.schema import FieldSpec
 from docevals_mlflow.judges.embeddings import EmbeddingClient
+
+
+class FieldProviders(dict[str, ProviderFactory]):
+    """The ``providers`` mapping, with ``calls``: the log of every request its
+    comparators make (:class:`~docevals_mlflow.fields.deferred.ProviderCallLog`), which
+    :func:`~docevals_mlflow.fields.batch.compare_documents` puts in the report (and a
+    logged run in each document's trace)."""
+
+    def __init__(
+        self, factories: Mapping[str, ProviderFactory], calls: ProviderCallLog | None = None
+    ) -> None:
+        super().__init__(factories)
+        self.calls = calls if calls is not None else ProviderCallLog()
 
 
 def field_providers(
@@ -28,7 +43,7 @@ def field_providers(
     embeddings: EmbeddingClient | None = None,
     llm: Any = None,
     cache: Any = None,
-) -> dict[str, ProviderFactory]:
+) -> FieldProviders:
     """The ``providers`` mapping for :class:`~docevals_mlflow.fields.compare.FieldComparer`
     and :func:`~docevals_mlflow.fields.batch.compare_documents`.
 
@@ -37,17 +52,18 @@ def field_providers(
 
     Every LLM field shares one :class:`LLMFieldJudge`, and every SEMANTIC field one
     :class:`SemanticBatch`: a document costs one request per provider, not one per
-    field.
+    field. Every request is kept in the mapping's ``calls``.
     """
     providers: dict[str, ProviderFactory] = {}
+    calls = ProviderCallLog()
     if embeddings is not None:
 
         def semantic(spec: FieldSpec) -> Comparator:
-            return SemanticComparator(embeddings, threshold=spec.effective_threshold)
+            return SemanticComparator(embeddings, threshold=spec.effective_threshold, calls=calls)
 
         providers["SEMANTIC"] = semantic
     if llm is not None:
-        judge = LLMFieldJudge(llm, cache=cache)
+        judge = LLMFieldJudge(llm, cache=cache, calls=calls)
 
         def judged(spec: FieldSpec) -> Comparator:
             threshold = spec.threshold if spec.threshold is not None else 0.5
@@ -56,4 +72,4 @@ def field_providers(
             )
 
         providers["LLM"] = judged
-    return providers
+    return FieldProviders(providers, calls)

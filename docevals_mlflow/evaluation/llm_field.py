@@ -4,6 +4,7 @@ document's pairs of every LLM field in one request, with answers kept per pair."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from docevals_mlflow.evaluation.text_ranking import (
     text_ranking_pairwise,
 )
 from docevals_mlflow.fields.comparator import Matrix, prepare_each
+from docevals_mlflow.fields.deferred import ProviderCallLog, clipped, serving
 from docevals_mlflow.judges.judge import as_adapter, ask_structured, identity, run_sync
 from docevals_mlflow.judges.output import OutputParseError
 from docevals_mlflow.judges.request import JudgeRequest
@@ -70,13 +72,18 @@ class LLMFieldJudge:
     answer is kept on disk under a key of its own, covering the pair, the field's
     description, the prompt, the output schema and the adapter's identity: a rerun
     sends only the pairs the cache lacks, and no request when it holds them all.
-    ``usage`` counts every HTTP request made, failed ones included.
+    ``usage`` counts every HTTP request made, failed ones included; ``calls`` keeps
+    each request (and each answer set read from the cache) for the trace of the
+    document it served.
     """
 
-    def __init__(self, adapter: Any, *, cache: Any = None) -> None:
+    def __init__(
+        self, adapter: Any, *, cache: Any = None, calls: ProviderCallLog | None = None
+    ) -> None:
         self.adapter = as_adapter(adapter)
         self.cache = cache
         self.usage = Usage()
+        self.calls = calls if calls is not None else ProviderCallLog()
         self._decided: dict[PairKey, dict[str, Any]] = {}
 
     def decision(self, key: PairKey) -> dict[str, Any] | None:
@@ -97,18 +104,21 @@ class LLMFieldJudge:
         for (comparator, _, _), key in zip(pairs, keys, strict=True):
             if key not in self._decided:
                 new.setdefault(key, comparator)
-        unanswered = run_sync(self._decide(new)) if new else {}
+        unanswered = run_sync(self._decide(new, _Served.now(keys))) if new else {}
         scores: list[float | ProviderError] = []
         for (comparator, _, _), key in zip(pairs, keys, strict=True):
             result = self._decided.get(key)
             scores.append(unanswered[key] if result is None else comparator.score_of(result))
         return scores
 
-    async def _decide(self, new: dict[PairKey, Any]) -> dict[PairKey, ProviderError]:
+    async def _decide(
+        self, new: dict[PairKey, Any], served: _Served
+    ) -> dict[PairKey, ProviderError]:
         """Decide ``new`` pairs (each with the comparator that first asked); returns
         the pairs the model left unanswered."""
         schema = _field_schema()
         cache_keys: dict[PairKey, str] = {}
+        hits: list[PairKey] = []
         if self.cache is not None:
             judge = identity(self.adapter)
             for key in new:
@@ -119,17 +129,21 @@ class LLMFieldJudge:
                 result = _result(stored.get("result")) if isinstance(stored, Mapping) else None
                 if result is not None:
                     self._decided[key] = result
+                    hits.append(key)
         asked = [key for key in new if key not in self._decided]
         if not asked:
+            served.record(self, hits, [], Usage(), 0.0, error=None)
             return {}
         task = {"pairs": [_pair_entry(index, key) for index, key in enumerate(asked)]}
         request = JudgeRequest(instructions=LLM_FIELD_INSTRUCTIONS, task=task, output_schema=schema)
+        started = time.perf_counter()
         answer = await ask_structured(
             self.adapter,
             request,
             lambda data: _results(data, len(asked)),
             keep="your decisions",
         )
+        latency_ms = (time.perf_counter() - started) * 1000
         self.usage = self.usage + answer.usage
         # Counted on one comparator only, so that the comparators' usages add up to
         # the requests made, however many fields shared each request.
@@ -137,9 +151,9 @@ class LLMFieldJudge:
         owner.usage = owner.usage + answer.usage
         provider = str(getattr(self.adapter, "provider", "llm"))
         if answer.value is None:
-            raise ProviderError(
-                f"LLM field comparison {answer.status}: {answer.error}", provider=provider
-            )
+            error = f"LLM field comparison {answer.status}: {answer.error}"
+            served.record(self, hits, asked, answer.usage, latency_ms, error=error)
+            raise ProviderError(error, provider=provider)
         unanswered: dict[PairKey, ProviderError] = {}
         missing = ProviderError(NO_ANSWER, provider=provider)
         for index, key in enumerate(asked):
@@ -151,7 +165,74 @@ class LLMFieldJudge:
             self._decided[key] = result
             if self.cache is not None:
                 self.cache.put_answer(cache_keys[key], {"result": result})
+        served.record(self, hits, asked, answer.usage, latency_ms, error=None)
         return unanswered
+
+
+class _Served:
+    """The document a request serves and the field of each pair (from
+    :func:`~docevals_mlflow.fields.deferred.serving`), and how its call is recorded."""
+
+    __slots__ = ("document", "fields")
+
+    def __init__(self, document: str | None, fields: dict[PairKey, list[str]]) -> None:
+        self.document = document
+        self.fields = fields
+
+    @classmethod
+    def now(cls, keys: Sequence[PairKey]) -> _Served:
+        """For the pairs ``keys`` being scored now."""
+        documents = serving()
+        if len(documents) != 1:
+            return cls(None, {})
+        templates = documents[0].templates
+        fields: dict[PairKey, list[str]] = {}
+        if len(templates) == len(keys):
+            for key, template in zip(keys, templates, strict=True):
+                fields.setdefault(key, []).append(template)
+        return cls(documents[0].id, fields)
+
+    def record(
+        self,
+        judge: LLMFieldJudge,
+        hits: list[PairKey],
+        asked: list[PairKey],
+        usage: Usage,
+        latency_ms: float,
+        *,
+        error: str | None,
+    ) -> None:
+        """Keep the call in the judge's log: the pairs asked (or read from the cache),
+        what the model decided, and what it cost."""
+        pairs = [*asked, *hits]
+        fields = [name for key in pairs for name in self.fields.get(key, [key[0] or "?"])]
+        decisions = []
+        for key in pairs:
+            decided = judge.decision(key)
+            entry: dict[str, Any] = {"expected": clipped(key[1]), "predicted": clipped(key[2])}
+            if decided is not None:
+                entry.update(match=decided["match"], score=decided["score"])
+                entry["reason"] = clipped(decided["reason"])
+            decisions.append(entry)
+        judge.calls.record(
+            call=judge.calls.new_call(),
+            method=LLMFieldComparator.method,
+            document=self.document,
+            fields=fields,
+            identity=identity(judge.adapter),
+            usage=usage.as_metrics(),
+            latency_ms=latency_ms,
+            cached=not asked,
+            cache_hits=len(hits),
+            inputs={
+                "pairs": [
+                    {"expected": row["expected"], "predicted": row["predicted"]}
+                    for row in decisions
+                ]
+            },
+            outputs=None if error else {"results": decisions},
+            error=error,
+        )
 
 
 def _pair_entry(index: int, key: PairKey) -> dict[str, Any]:

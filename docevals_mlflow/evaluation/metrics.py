@@ -18,18 +18,24 @@ from docevals_mlflow.errors import ConfigurationError, MetricError
 
 @runtime_checkable
 class Metric(Protocol):
-    """Anything with a ``name`` and ``evaluate(case) -> MetricResult``.
+    """Anything with ``evaluate(case) -> MetricResult``.
 
-    A metric may also define ``config() -> dict`` (JSON data) describing every setting
-    that can change its result; checkpoints use it to decide whether a stored result
-    is still valid.
+    A ``name`` attribute is optional (the seed library's protocol has none): without
+    it the metric is known by its class name (:func:`metric_name`) in errors and
+    fingerprints, and its results carry the names it gives them. A metric may also
+    define ``config() -> dict`` (JSON data) describing every setting that can change
+    its result; checkpoints use it to decide whether a stored result is still valid.
     """
-
-    name: str
 
     def evaluate(self, case: EvaluationCase) -> MetricResult:
         """Judge one (resolved) case."""
         ...
+
+
+def metric_name(metric: Metric) -> str:
+    """The metric's ``name``, or its class name when it has none."""
+    name = getattr(metric, "name", None)
+    return name if isinstance(name, str) and name else type(metric).__name__
 
 
 def check_metric_names(metrics: Sequence[Metric], *, where: str) -> None:
@@ -39,7 +45,8 @@ def check_metric_names(metrics: Sequence[Metric], *, where: str) -> None:
     Raises:
         ConfigurationError: naming the repeated names and ``where`` the list is.
     """
-    names = [metric.name for metric in metrics]
+    # Only declared names can clash: a nameless metric names its results itself.
+    names = [metric_name(metric) for metric in metrics if getattr(metric, "name", None)]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise ConfigurationError(
@@ -51,7 +58,10 @@ def check_metric_names(metrics: Sequence[Metric], *, where: str) -> None:
 def metric_config(metric: Metric) -> dict[str, Any]:
     """The JSON description of a metric's settings, for fingerprints."""
     described = getattr(metric, "config", None)
-    base = {"type": f"{type(metric).__module__}.{type(metric).__qualname__}", "name": metric.name}
+    base = {
+        "type": f"{type(metric).__module__}.{type(metric).__qualname__}",
+        "name": metric_name(metric),
+    }
     if callable(described):
         return {**base, **described()}
     return base
@@ -60,7 +70,7 @@ def metric_config(metric: Metric) -> dict[str, Any]:
 def _checked(metric: Metric, result: Any) -> MetricResult:
     if not isinstance(result, MetricResult):
         raise MetricError(
-            f"metric {metric.name!r} returned {type(result).__name__}",
+            f"metric {metric_name(metric)!r} returned {type(result).__name__}",
             expected="a MetricResult",
         )
     # Every result passes here on its way into a report, a checkpoint or a
@@ -73,7 +83,7 @@ def _checked(metric: Metric, result: Any) -> MetricResult:
 def _failed(metric: Metric, exc: Exception) -> MetricResult:
     failed: MetricResult = redact_data(
         MetricResult(
-            name=metric.name,
+            name=metric_name(metric),
             basis="error",
             verdict="uncertain",
             notes=[f"metric raised {type(exc).__name__}: {exc}"],
@@ -132,7 +142,8 @@ class FunctionMetric:
       otherwise; without one, ``uncertain`` with a note (a bare number is not a rule);
     * a :class:`MetricResult`: used as it is.
 
-    Anything else is an error, recorded as ``uncertain``.
+    Anything else is an error, recorded as ``uncertain``. ``basis`` is the results'
+    ``basis`` (say where the rule comes from, e.g. ``"approved_spec"``).
     """
 
     def __init__(
@@ -142,6 +153,7 @@ class FunctionMetric:
         score_name: str = "score",
         *,
         threshold: float | None = None,
+        basis: str = "function",
     ) -> None:
         if not name:
             raise MetricError("a metric needs a non-empty name")
@@ -149,12 +161,14 @@ class FunctionMetric:
         self.fn = fn
         self.score_name = score_name
         self.threshold = threshold
+        self.basis = basis
 
     def config(self) -> dict[str, Any]:
         """Settings that change this metric's result, including a hash of the code."""
         return {
             "score_name": self.score_name,
             "threshold": self.threshold,
+            "basis": self.basis,
             **_function_identity(self.fn),
         }
 
@@ -163,7 +177,7 @@ class FunctionMetric:
         value = self.fn(case)
         if isinstance(value, MetricResult):
             return value
-        basis = "function"
+        basis = self.basis
         if value is None:
             return MetricResult(name=self.name, basis=basis, verdict="not_applicable")
         if isinstance(value, (bool, np.bool_)):

@@ -45,13 +45,16 @@ class JudgePanelMetric:
 
     def __init__(
         self,
-        variants: Sequence[JudgeVariant],
+        variants: Sequence[JudgeVariant] | Mapping[str, Any],
         *,
         name: str = "judge_panel",
         vote_rule: VoteRule = "majority",
         minimum_agreement: float | None = None,
         review_on_any_disagreement: bool = True,
     ) -> None:
+        self._unidentified: set[str] = set()
+        if isinstance(variants, Mapping):
+            variants = self._from_mapping(variants)
         if not variants:
             raise ConfigurationError("a judge panel needs at least one variant")
         names = [variant.name for variant in variants]
@@ -69,6 +72,21 @@ class JudgePanelMetric:
         self.vote_rule = vote_rule
         self.minimum_agreement = minimum_agreement
         self.review_on_any_disagreement = review_on_any_disagreement
+
+    def _from_mapping(self, judges: Mapping[str, Any]) -> list[JudgeVariant]:
+        variants = []
+        for label, judge in judges.items():
+            declared = getattr(judge, "describe", None)
+            if not callable(declared) or declared().get("provider") in (None, "custom"):
+                # No provider of its own: its relation to the producer is not known.
+                self._unidentified.add(str(label))
+            variants.append(JudgeVariant(name=str(label), judge=judge, sample_group=str(label)))
+        return variants
+
+    def _relationship(self, case: EvaluationCase, variant: JudgeVariant) -> str:
+        if case.producer is None or variant.name in self._unidentified:
+            return "unknown"
+        return producer_relationship(case.producer, variant.identity)
 
     def panel_spec(self) -> dict[str, Any]:
         """The panel's definition: members, vote rule, threshold."""
@@ -131,8 +149,7 @@ class JudgePanelMetric:
             verdict = "not_applicable"
         # The declared identity decides: a function judge reports no real provider.
         relationships = {
-            variant.name: producer_relationship(case.producer, variant.identity)
-            for variant in self.variants
+            variant.name: self._relationship(case, variant) for variant in self.variants
         }
         review = self._review_items(
             case, verdict, decision, group_votes, relationships, results, items
@@ -140,6 +157,7 @@ class JudgePanelMetric:
 
         scores, counts = self._figures(panel_scores, decision, verdicts, group_votes, results)
         counts["review_items"] = len(review)
+        counts.update(self._relationship_groups(relationships))
         usage = total_usage(result.usage for result in results)
         details = {
             **self._details(request, decision, group_votes, relationships, results, members),
@@ -183,6 +201,25 @@ class JudgePanelMetric:
             }
         )
         return scores, counts
+
+    def _relationship_groups(self, relationships: Mapping[str, str]) -> dict[str, int]:
+        """Voting groups by their relation to the producer (a group is self-judging
+        when any of its samples shares the producer's provider)."""
+        kinds = {
+            "independent_model_groups": {"independent"},
+            "self_judging_model_groups": {"same_model", "same_provider"},
+            "unknown_relationship_model_groups": {"unknown"},
+        }
+        return {
+            key: len(
+                {
+                    variant.group
+                    for variant in self.variants
+                    if relationships[variant.name] in wanted
+                }
+            )
+            for key, wanted in kinds.items()
+        }
 
     def _details(
         self,

@@ -79,6 +79,8 @@ def build_stage_report(
         rubric=case.rubric,
         judge_instruction=case.judge_instruction,
         judge_instruction_mode=case.judge_instruction_mode,
+        allow_unsafe_judge_override=case.allow_unsafe_judge_override,
+        metadata=dict(case.metadata),
         fingerprints=spec_fingerprints(case),
         verdict=verdict,
         upstream_verdicts=dict(upstream_verdicts),

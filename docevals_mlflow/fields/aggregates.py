@@ -135,6 +135,9 @@ class BatchComparison:
     """The first :data:`MAX_INVALID_EXAMPLES` of them (see :func:`invalid_example`)."""
     settings: dict[str, str] = field(default_factory=dict)
     """How the comparison was run: ``list_pairing``, ``discovered``, ``shape_mismatch``."""
+    provider_calls: list[dict[str, Any]] = field(default_factory=list)
+    """The SEMANTIC and LLM providers' calls, one entry per call and document served
+    (see :class:`~docevals_mlflow.fields.deferred.ProviderCallLog`)."""
 
     @classmethod
     def empty(
@@ -333,6 +336,7 @@ class BatchComparison:
         self.f1_documents += other.f1_documents
         self.undecided += other.undecided
         self._add_reasons(other.undecided_reasons)
+        self.provider_calls.extend(other.provider_calls)
 
     def to_report(self, *, include_rows: bool = True) -> Any:
         """The JSON report model (see :mod:`docevals_mlflow.fields.report`)."""

@@ -170,7 +170,26 @@ def compare_documents(
     )
     settings = comparison_settings(list_pairing, discovered, shape_mismatch)
     batch = BatchComparison.empty(comparer.schema, expected_only, predicted_only, settings)
-    chunks = document_chunks(pairs, chunk_size)
+    # A providers mapping from field_providers keeps its calls: this batch's go in it.
+    calls = getattr(providers, "calls", None)
+    first_call = len(calls.entries) if calls is not None else 0
+    _compare_chunks(
+        comparer, batch, document_chunks(pairs, chunk_size), workers, keep_rows, rows_sink
+    )
+    if calls is not None:
+        batch.provider_calls = calls.entries[first_call:]
+    check_shapes(batch, shape_mismatch)
+    return batch
+
+
+def _compare_chunks(
+    comparer: FieldComparer,
+    batch: BatchComparison,
+    chunks: Iterator[list[DocumentPair]],
+    workers: int,
+    keep_rows: bool,
+    rows_sink: RowsSink | None,
+) -> None:
     if workers != 1:
         # Imported here: the serial path never needs multiprocessing.
         from docevals_mlflow.fields.parallel import compare_in_processes
@@ -180,8 +199,6 @@ def compare_documents(
         )
     else:
         _compare_serially(comparer, batch, chunks, keep_rows, rows_sink)
-    check_shapes(batch, shape_mismatch)
-    return batch
 
 
 def _compare_serially(

@@ -275,7 +275,7 @@ class FieldComparer:
             )
         except DocEvalsError as exc:
             raise exc.located(record=document_id) from None
-        state = DocumentState(self.keep_rows, confidences)
+        state = DocumentState(self.keep_rows, confidences, document_id)
         walk = root.walk(expected, predicted, "$", "$" if confidences else None, state)
         if document_id is not None:
             walk = _naming_document(walk, document_id)

@@ -4,15 +4,115 @@ While a document is walked, comparisons whose score comes from a provider are on
 queued (:class:`~docevals_mlflow.fields.state.DocumentState.deferred`). Once a chunk
 of documents has been walked, :func:`resolve_deferred` asks each provider once per
 document for all of that document's pairs, and emits the rows.
+
+While a provider is asked, :func:`serving` says for which documents (and, for one
+document's pairs, which field each pair belongs to), so that the provider can record
+its call for that document's trace in a :class:`ProviderCallLog`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from docevals_mlflow.fields.state import Deferred, DocumentState
+
+
+@dataclass(frozen=True)
+class ServedDocument:
+    """A document a provider call serves: its id, and the field template and prepared
+    keys of each of its pairs in the call (in the order the provider is given them)."""
+
+    id: str | None
+    templates: tuple[str, ...]
+    keys: tuple[Any, ...] = ()
+
+
+_SERVING: ContextVar[tuple[ServedDocument, ...]] = ContextVar("docevals_serving", default=())
+
+
+def serving() -> tuple[ServedDocument, ...]:
+    """The documents the provider call being made serves: one for a document's
+    ``score_many``, every document of the chunk for a ``prefetch``, none outside
+    :func:`resolve_deferred` (list items paired while a document is walked)."""
+    return _SERVING.get()
+
+
+@contextlib.contextmanager
+def _serving(documents: tuple[ServedDocument, ...]) -> Iterator[None]:
+    token = _SERVING.set(documents)
+    try:
+        yield
+    finally:
+        _SERVING.reset(token)
+
+
+@dataclass
+class ProviderCallLog:
+    """The provider calls of SEMANTIC and LLM fields: one JSON-ready entry per call and
+    document it served (a call shared by several documents gives each its share; see
+    ``docs/mlflow-runs.md``). An entry holds ``call`` (the call's number, shared by its
+    shares), ``method``, ``fields``, ``document``, ``model``, ``provider``, ``usage``
+    (requests, tokens, ``cost_usd`` when priced), ``latency_ms``, ``cached``,
+    ``cache_hits``, ``share``, ``inputs``, ``outputs`` and ``error``."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    calls: int = 0
+
+    def new_call(self) -> int:
+        """The number of a new call."""
+        self.calls += 1
+        return self.calls
+
+    def record(
+        self,
+        *,
+        call: int,
+        method: str,
+        document: str | None,
+        fields: Sequence[str],
+        identity: dict[str, Any],
+        usage: dict[str, float],
+        latency_ms: float,
+        cached: bool = False,
+        cache_hits: int = 0,
+        share: dict[str, Any] | None = None,
+        inputs: Any = None,
+        outputs: Any = None,
+        error: str | None = None,
+    ) -> None:
+        """Keep the entry of one call (or one document's share of it)."""
+        self.entries.append(
+            {
+                "call": call,
+                "method": method,
+                "document": document,
+                "fields": list(dict.fromkeys(fields)),
+                "model": identity.get("model"),
+                "provider": identity.get("provider"),
+                "usage": usage,
+                "latency_ms": round(latency_ms, 3),
+                "cached": cached,
+                "cache_hits": cache_hits,
+                "share": share,
+                "inputs": inputs,
+                "outputs": outputs,
+                "error": error,
+            }
+        )
+
+
+CALL_TEXT = 200
+"""Characters of each value a call entry quotes (the rows hold the values in full)."""
+
+
+def clipped(value: Any) -> str:
+    """``value`` as text of at most :data:`CALL_TEXT` characters."""
+    text = str(value)
+    return text if len(text) <= CALL_TEXT else text[: CALL_TEXT - 1] + "…"
 
 
 class DeferredBatch(Protocol):
@@ -78,7 +178,7 @@ def resolve_deferred(states: Sequence[DocumentState]) -> None:
     that comparing documents together or one by one gives the same rows.
     """
     outcomes: list[tuple[DocumentState, list[Deferred], list[float | BaseException]]] = []
-    groups: dict[Any, list[tuple[list[Deferred], list[int], list[float | BaseException]]]] = {}
+    groups: dict[Any, list[_Group]] = {}
     for state in states:
         deferred, state.deferred = state.deferred, []
         if not deferred:
@@ -91,16 +191,13 @@ def resolve_deferred(states: Sequence[DocumentState]) -> None:
             items.append(item)
             indices.append(index)
         for batch, (items, indices) in by_batch.items():
-            groups.setdefault(batch, []).append((items, indices, scores))
+            groups.setdefault(batch, []).append((state, items, indices, scores))
     for batch, entries in groups.items():
-        prefetch = getattr(batch, "prefetch", None)
-        if prefetch is not None:
-            # A failed prefetch is not reported here: each document's own call fails
-            # the same way and says so in its rows.
-            with contextlib.suppress(Exception):
-                prefetch([key for items, _, _ in entries for item in items for key in item[3:5]])
-        for items, indices, scores in entries:
-            _score_document(batch, items, indices, scores)
+        _prefetch(batch, entries)
+        for state, items, indices, scores in entries:
+            templates = tuple(item[0].template for item in items)
+            with _serving((ServedDocument(state.document_id, templates),)):
+                _score_document(batch, items, indices, scores)
     for state, deferred, scores in outcomes:
         for (node, expected, predicted, left, right, path, ppath), score in zip(
             deferred, scores, strict=True
@@ -114,6 +211,28 @@ def resolve_deferred(states: Sequence[DocumentState]) -> None:
             else:
                 node.settle_scored(expected, predicted, left, right, score, path, ppath, state)
 
+
+def _prefetch(batch: DeferredBatch, entries: list[_Group]) -> None:
+    """Offer every key of the chunk's documents to the batch's ``prefetch``, if any."""
+    prefetch = getattr(batch, "prefetch", None)
+    if prefetch is None:
+        return
+    served = tuple(
+        ServedDocument(
+            state.document_id,
+            tuple(item[0].template for item in items),
+            tuple(key for item in items for key in item[3:5]),
+        )
+        for state, items, _, _ in entries
+    )
+    # A failed prefetch is not reported here: each document's own call fails the
+    # same way and says so in its rows.
+    with contextlib.suppress(Exception), _serving(served):
+        prefetch([key for document in served for key in document.keys])
+
+
+_Group = tuple[DocumentState, list[Deferred], list[int], list[float | BaseException]]
+"""One document's pairs of one batch: its state, the pairs, their places, its scores."""
 
 _NOT_ASKED = RuntimeError("the provider was not asked")
 """A placeholder that every document's scores replace before rows are emitted."""

@@ -177,6 +177,8 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
     discovered = _discovered_entry(batch)
     if discovered is not None:
         report["discovered"] = discovered
+    if batch.provider_calls:
+        report["field_method_calls"] = list(batch.provider_calls)
     if batch.invalid_documents:
         report["invalid_expected"] = {
             "documents": batch.invalid_documents,

@@ -195,5 +195,7 @@ class FieldsReport(DocEvalsModel):
     invalid_expected: InvalidExpected | None = None
     unpaired: Unpaired
     calibration: ConfidenceCalibration | None = None
+    field_method_calls: list[dict[str, Any]] | None = None
+    """SEMANTIC and LLM provider calls, one entry per call and document served."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

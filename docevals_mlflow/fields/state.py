@@ -69,6 +69,7 @@ class DocumentState:
         "cells",
         "confidence",
         "deferred",
+        "document_id",
         "items",
         "keep_rows",
         "nodes",
@@ -79,7 +80,14 @@ class DocumentState:
         "violations",
     )
 
-    def __init__(self, keep_rows: bool, confidence: Mapping[str, float] | None) -> None:
+    def __init__(
+        self,
+        keep_rows: bool,
+        confidence: Mapping[str, float] | None,
+        document_id: str | None = None,
+    ) -> None:
+        self.document_id = document_id
+        """Which document this is (for provider calls' traces), when it has an id."""
         self.rows: list[Row] = []
         self.deferred: list[Deferred] = []
         """Comparisons waiting for a provider (SEMANTIC, LLM), decided in one batch."""

@@ -6,7 +6,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from docevals_mlflow.core.artifacts import ReferenceArtifact
-from docevals_mlflow.errors import InputError
+from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.groundtruth.cache import GenerationCache
 from docevals_mlflow.groundtruth.consensus import (
     Tally,
@@ -49,6 +49,10 @@ class GroundTruthAdjudicator:
     Args:
         generators: as for :class:`~docevals_mlflow.groundtruth.panel.GroundTruthPanel`.
         minimum_agreement: the share of voting groups (in (0, 1]) a value needs.
+        extraction_instruction: more guidance for the re-read (the seed library's
+            "target output contract", such as which paths are allowed), added after
+            the generation's own extraction instruction; never the first reading's
+            values.
         groups: ``{label: group}`` to override the provider/model grouping.
         cache: as for the panel.
     """
@@ -58,9 +62,15 @@ class GroundTruthAdjudicator:
         generators: Mapping[str, Any] | Sequence[Any],
         minimum_agreement: float = 1.0,
         *,
+        extraction_instruction: str | None = None,
         groups: Mapping[str, str] | None = None,
         cache: Any = None,
     ) -> None:
+        if extraction_instruction is not None and not isinstance(extraction_instruction, str):
+            raise ConfigurationError(
+                "extraction_instruction must be text", path="extraction_instruction"
+            )
+        self.extraction_instruction = extraction_instruction
         self.generators = resolve_generators(generators, groups)
         self.minimum_agreement = check_minimum_agreement(minimum_agreement)
         self.cache = GenerationCache.coerce(cache)
@@ -89,7 +99,7 @@ class GroundTruthAdjudicator:
                 }
             )
         request = build_generation_request(
-            extraction_instruction=generation.extraction_instruction,
+            extraction_instruction=self._instruction(generation),
             expected_fields=disputed,
             references=references,
             purpose="adjudication",
@@ -114,6 +124,13 @@ class GroundTruthAdjudicator:
             parent_sha256=generation.digest,
             usage=total_usage(provider.usage for provider in second.providers),
         )
+
+    def _instruction(self, generation: GenerationReport) -> str:
+        """The generation's extraction instruction, with this adjudicator's added."""
+        extra = (self.extraction_instruction or "").strip()
+        if not extra:
+            return generation.extraction_instruction
+        return f"{generation.extraction_instruction.strip()}\n\nFor this re-read:\n{extra}".strip()
 
     def adjudicate(
         self, generation: GenerationReport, references: Sequence[ReferenceArtifact]

@@ -11,21 +11,35 @@ from docevals_mlflow.core.artifacts import ReferenceArtifact
 from docevals_mlflow.errors import ConfigurationError, InputError
 from docevals_mlflow.groundtruth.cache import GenerationCache
 from docevals_mlflow.groundtruth.consensus import (
+    canonical_path,
     check_expected_fields,
     check_minimum_agreement,
     tally,
 )
 from docevals_mlflow.groundtruth.generators import read_all, resolve_generators
-from docevals_mlflow.groundtruth.models import GenerationReport, summarize_source
+from docevals_mlflow.groundtruth.models import (
+    Disagreement,
+    GenerationReport,
+    ProviderGeneration,
+    summarize_source,
+)
 from docevals_mlflow.groundtruth.request import build_generation_request
 from docevals_mlflow.groundtruth.sources import PathScrubber, check_sources
 from docevals_mlflow.judges.judge import run_sync
+from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import total_usage
 
 CasesArg = (
     Mapping[str, Sequence[ReferenceArtifact]] | Iterable[tuple[str, Sequence[ReferenceArtifact]]]
 )
 """Cases for a batch: ``{case_id: references}`` or ``(case_id, references)`` pairs."""
+
+
+OPEN_FIELDS_NOTE = """No list of fields is given (expected_fields is empty and rule 2 \
+does not apply): give a claim for every field the \
+extraction instruction asks for, with a JSONPath-style path ($.name, $.items[0].sku), \
+spelling the same field the same way every time. Give no fields it does not ask for."""
+"""Added to the extraction instruction when a panel has no ``expected_fields``."""
 
 
 def _pairs(cases: CasesArg) -> Iterable[tuple[str, Sequence[ReferenceArtifact]]]:
@@ -55,7 +69,13 @@ class GroundTruthPanel:
             two provider/model groups.
         extraction_instruction: what to read, in the caller's words; part of every
             generator's prompt.
-        expected_fields: the field paths to read (``$.total`` or ``total``).
+        expected_fields: the field paths to read (``$.total`` or ``total``). When
+            omitted (``None``, as the seed library allowed), the generators choose
+            the paths the extraction instruction asks for, and every path any usable
+            generator gave is voted on (sorted); an answer with no claims at all is
+            a disagreement on ``$`` (``omitted_by_all``). A fixed list gives
+            comparable, cacheable requests and keeps unexpected paths out of the
+            vote, so prefer it.
         minimum_agreement: the share of voting groups (in (0, 1]) a value needs; the
             default 1.0 makes any disagreement a review item.
         groups: ``{label: group}`` to override the provider/model grouping.
@@ -71,7 +91,7 @@ class GroundTruthPanel:
         self,
         generators: Mapping[str, Any] | Sequence[Any],
         extraction_instruction: str,
-        expected_fields: Iterable[str],
+        expected_fields: Iterable[str] | None = None,
         minimum_agreement: float = 1.0,
         *,
         groups: Mapping[str, str] | None = None,
@@ -88,7 +108,9 @@ class GroundTruthPanel:
             )
         self.generators = resolve_generators(generators, groups)
         self.extraction_instruction = extraction_instruction
-        self.expected_fields = check_expected_fields(expected_fields)
+        self.expected_fields: list[str] | None = (
+            None if expected_fields is None else check_expected_fields(expected_fields)
+        )
         self.minimum_agreement = check_minimum_agreement(minimum_agreement)
         self.cache = GenerationCache.coerce(cache)
 
@@ -108,30 +130,67 @@ class GroundTruthPanel:
             InputFileNotFoundError: a source file is missing.
         """
         references = list(references)
-        check_sources(references, case_id=case_id)
-        request = build_generation_request(
-            extraction_instruction=self.extraction_instruction,
-            expected_fields=self.expected_fields,
-            references=references,
-        )
+        request = self.build_request(case_id=case_id, references=references)
         answers = await read_all(
             self.generators, request, cache=self.cache, scrub=PathScrubber(references)
         )
-        result = tally(answers, self.expected_fields, self.minimum_agreement)
+        fields = self.expected_fields
+        if fields is None:
+            fields = _claimed_paths(answers)
+        result = tally(answers, fields, self.minimum_agreement)
+        disagreements = list(result.disagreements)
+        if not fields:
+            # Nothing was claimed at all: the whole document is unread.
+            omitted = [answer.provider for answer in answers if answer.usable]
+            disagreements.append(
+                Disagreement(path="$", reason="omitted_by_all", omitted_by=omitted)
+            )
         return GenerationReport(
             case_id=case_id,
             stage="panel",
             extraction_instruction=self.extraction_instruction,
             instructions_sha256=request.instructions_sha256,
-            expected_fields=list(self.expected_fields),
+            expected_fields=list(fields),
             minimum_agreement=self.minimum_agreement,
             sources=[summarize_source(reference) for reference in references],
             providers=result.providers,
             consensus=result.consensus,
-            disagreements=result.disagreements,
+            disagreements=disagreements,
             overall_agreement=result.overall_agreement,
             usage=total_usage(provider.usage for provider in result.providers),
         )
+
+    def build_request(
+        self, *, case_id: str, references: Sequence[ReferenceArtifact]
+    ) -> JudgeRequest:
+        """The request every generator receives for these sources (inspect it, or
+        hand it to an adapter's ``build_body`` to see the provider's request).
+
+        ``case_id`` names the case in errors only: it is not sent, so identical
+        sources make identical (cacheable) requests.
+
+        Raises:
+            InputError: no sources, repeated source ids, or a source that is not
+                evidence.
+        """
+        references = list(references)
+        check_sources(references, case_id=case_id)
+        if self.expected_fields is not None:
+            return build_generation_request(
+                extraction_instruction=self.extraction_instruction,
+                expected_fields=self.expected_fields,
+                references=references,
+            )
+        instruction = f"{self.extraction_instruction.strip()}\n\n{OPEN_FIELDS_NOTE}".strip()
+        request = build_generation_request(
+            extraction_instruction=instruction, expected_fields=["$"], references=references
+        )
+        # No field list: any path may be claimed (the schema's enum would limit it).
+        schema = request.output_schema
+        claim = schema["properties"]["claims"]["items"]["properties"]
+        claim["path"] = {"type": "string"}
+        task = {**request.task, "expected_fields": []}
+        return request.model_copy(update={"output_schema": schema, "task": task})
 
     def generate(self, case_id: str, references: Sequence[ReferenceArtifact]) -> GenerationReport:
         """Synchronous :meth:`agenerate` (works inside a running event loop too)."""
@@ -184,3 +243,17 @@ class GroundTruthPanel:
             f"expected_fields={self.expected_fields!r}, "
             f"minimum_agreement={self.minimum_agreement!r})"
         )
+
+
+def _claimed_paths(answers: Sequence[ProviderGeneration]) -> list[str]:
+    """Every valid path a usable generator claimed, sorted (the fields of an open panel)."""
+    paths: set[str] = set()
+    for answer in answers:
+        if not answer.usable:
+            continue
+        for claim in answer.claims:
+            try:
+                paths.add(canonical_path(claim.path))
+            except InputError:
+                continue  # reported as the provider's invalid path by the tally
+    return sorted(paths)

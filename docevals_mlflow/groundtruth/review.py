@@ -56,6 +56,12 @@ def load_review(path: str | os.PathLike[str]) -> ReviewFile:
     return review
 
 
+def load_ground_truth_review(path: str | os.PathLike[str]) -> ReviewFile:
+    """Read and validate a review file: :func:`load_review` under the seed library's
+    name, the counterpart of :func:`write_ground_truth_review`."""
+    return load_review(path)
+
+
 def _parse_review(data: bytes, source: str) -> ReviewFile:
     body = data.removeprefix(UTF8_BOM)
     if not body.strip():

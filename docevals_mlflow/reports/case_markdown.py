@@ -9,7 +9,7 @@ from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.reports.diagnostics_markdown import counterfactual_section
-from docevals_mlflow.reports.markdown import table, value_cell, verdict_text
+from docevals_mlflow.reports.markdown import cell, inline_code, table, value_cell, verdict_text
 
 MAX_FIELD_ROWS = 50
 """Field rows shown per metric; the JSON report always has all of them."""
@@ -39,7 +39,11 @@ def _field_rows(result: MetricResult) -> list[dict[str, Any]]:
 
 
 def _facts(report: EvaluationReport) -> list[str]:
-    """The verdict line and the table of what was evaluated with what."""
+    """The verdict line and the list of what was evaluated with what.
+
+    Facts are ``Label: value`` lines (the seed library's wording), so a reader can
+    search for ``Operation: `extract``` or ``Prediction producer: `unknown```.
+    """
     fp = report.fingerprints
     lines = [
         f"**Verdict:** {verdict_text(report.verdict)} · "
@@ -48,30 +52,65 @@ def _facts(report: EvaluationReport) -> list[str]:
         + (" · *(from checkpoint)*" if report.from_checkpoint else ""),
         "",
     ]
-    facts: list[tuple[str, Any]] = [("Operation", f"`{report.operation}`")]
+    facts: list[tuple[str, str]] = [("Operation", inline_code(report.operation))]
     if fp.operation_spec_id:
-        facts.append(("Operation spec", f"{fp.operation_spec_id} v{fp.operation_spec_version}"))
+        facts.append(
+            ("Operation spec", inline_code(f"{fp.operation_spec_id}@{fp.operation_spec_version}"))
+        )
     if fp.evaluation_spec_id:
         facts.append(
             (
                 "Evaluation spec",
-                f"{fp.evaluation_spec_id} v{fp.evaluation_spec_version} "
-                f"({fp.evaluation_spec_status})",
+                inline_code(f"{fp.evaluation_spec_id}@{fp.evaluation_spec_version}")
+                + f" ({fp.evaluation_spec_status})",
             )
         )
-    facts.append(("Producer", report.producer.label if report.producer else "unknown"))
+    producer = report.producer.label if report.producer else "unknown"
+    facts.append(("Prediction producer", inline_code(producer)))
     if report.depends_on:
-        facts.append(("Depends on", ", ".join(report.depends_on)))
+        facts.append(("Depends on", ", ".join(inline_code(name) for name in report.depends_on)))
     if report.upstream_verdicts:
         facts.append(
             (
                 "Upstream verdicts",
                 ", ".join(
-                    f"{name}: {verdict}" for name, verdict in report.upstream_verdicts.items()
+                    f"{inline_code(name)}: {verdict}"
+                    for name, verdict in report.upstream_verdicts.items()
                 ),
             )
         )
-    return lines + table(["", ""], facts)
+    return lines + [f"- {label}: {value}" for label, value in facts]
+
+
+def _quoted(text: str) -> list[str]:
+    return [f"> {line}".rstrip() for line in text.splitlines() or [""]]
+
+
+def _instructions(report: EvaluationReport, h: str) -> list[str]:
+    """The action instruction, the stage's judge instruction and the evaluation spec,
+    as text: what the stage was asked to do and what it was judged against."""
+    lines: list[str] = []
+    if report.action_instruction:
+        lines += ["", f"{h}# Action instruction", "", *_quoted(report.action_instruction)]
+    if report.judge_instruction:
+        if report.judge_instruction_mode == "replace":
+            title = "Replacement judge prompt (replaces the protected base prompt)"
+        else:
+            title = "Stage-specific judge instruction"
+        lines += ["", f"{h}# {title}", "", *_quoted(report.judge_instruction)]
+    spec = report.evaluation_spec
+    if spec is not None:
+        lines += [
+            "",
+            f"{h}# Independent evaluation specification",
+            "",
+            f"{inline_code(f'{spec.spec_id}@{spec.version}')} ({spec.status}): {spec.objective}",
+            "",
+            *(f"- {criterion}" for criterion in spec.criteria),
+        ]
+        if spec.allowed_outputs:
+            lines += ["", "Allowed outputs: " + ", ".join(map(inline_code, spec.allowed_outputs))]
+    return lines
 
 
 def _metric_table(report: EvaluationReport) -> list[str]:
@@ -158,13 +197,16 @@ def _fingerprints(report: EvaluationReport) -> list[str]:
 
 def _case_sections(report: EvaluationReport, level: int) -> list[str]:
     h = "#" * level
-    lines = _facts(report)
+    lines = _facts(report) + _instructions(report, h)
     if report.warnings:
         lines += ["", f"{h}# Warnings", ""]
         lines += [f"- {warning}" for warning in report.warnings]
     lines += ["", f"{h}# Metrics", "", *_metric_table(report)]
     for result in report.metric_results:
         lines += _metric_details(result, h)
+    queue = review_queue(report)
+    if queue:
+        lines += ["", f"{h}# Human review queue", "", *table(["Metric", "Reason", "Detail"], queue)]
     if report.reference_summary:
         lines += ["", f"{h}# References", "", *_references(report)]
     lines += ["", f"{h}# Fingerprints", "", *_fingerprints(report)]
@@ -238,7 +280,7 @@ def render_pipeline_markdown(report: PipelineEvaluationReport) -> str:
         ]
         lines += [f"- `{stage}` recomputed: {why}" for stage, why in ckpt.invalidated.items()]
     for stage in report.stage_reports:
-        lines += ["", f"## Stage `{stage.stage_id}`", "", *_case_sections(stage, 2)]
+        lines += ["", f"## Stage: {cell(stage.stage_id)}", "", *_case_sections(stage, 2)]
     lines += ["", f"*docevals-mlflow {report.package_version}*"]
     return "\n".join(lines) + "\n"
 
@@ -276,3 +318,39 @@ def _attribution_sentences(report: PipelineEvaluationReport) -> list[str]:
                 "result here or upstream prevents attribution."
             )
     return sentences
+
+
+def _review_rows(name: str, details: Any) -> list[tuple[str, str, str]]:
+    if isinstance(details, dict) and isinstance(details.get("review_items"), list):
+        return [
+            (name, str(item.get("reason", "")), str(item.get("detail", "")))
+            for item in details["review_items"]
+            if isinstance(item, dict)
+        ]
+    if isinstance(details, list):  # the seed library's shape: typed entries
+        return [
+            (
+                name,
+                str(item.get("reason", "")),
+                " ".join(
+                    str(part)
+                    for part in (item.get("scope"), item.get("path"), item.get("model_group_votes"))
+                    if part
+                ),
+            )
+            for item in details
+            if isinstance(item, dict) and item.get("type") == "human_review_item"
+        ]
+    return []
+
+
+def review_queue(report: EvaluationReport) -> list[tuple[str, str, str]]:
+    """Why a person should look at this stage: one row per review item of each metric
+    that needs review (its notes when it lists no items)."""
+    rows: list[tuple[str, str, str]] = []
+    for result in report.metric_results:
+        if not result.requires_human_review:
+            continue
+        found = _review_rows(result.name, result.details)
+        rows += found or [(result.name, "review", note) for note in result.notes[:5]]
+    return rows

@@ -189,11 +189,14 @@ def assemble_fields(
     )
     if schema is not None:
         writer.text("specs/schema.json", schema.model_dump_json(indent=1))
+    from docevals_mlflow.tracking.trace_baseline import rank_documents
     from docevals_mlflow.tracking.trace_fields import field_traces
 
     source = None if options.ground_truth is None else os.path.basename(options.ground_truth)
-    traces = field_traces(report, options.trace_policy, source=source or None)
-    return _assembled(writer, options, traces)
+    apply_options(writer, options)  # first: the traces' baseline matches the run's inputs
+    policy = rank_documents(options.trace_policy, writer, options, report)
+    traces = field_traces(report, policy, source=source or None)
+    return AssembledRun(writer, options, traces)
 
 
 # --- case, pipeline and suite evaluations -------------------------------------------
@@ -237,10 +240,13 @@ def assemble_evaluation(
     )
     if extend is not None:
         extend(writer)
+    from docevals_mlflow.tracking.trace_baseline import rank_cases
     from docevals_mlflow.tracking.trace_pipeline import evaluation_traces
 
-    traces = evaluation_traces(report, options.trace_policy, stage_reports=stage_reports)
-    return _assembled(writer, options, traces)
+    apply_options(writer, options)  # first: the traces' baseline matches the run's inputs
+    policy = rank_cases(options.trace_policy, writer, options, stage_reports)
+    traces = evaluation_traces(report, policy, stage_reports=stage_reports)
+    return AssembledRun(writer, options, traces)
 
 
 # --- split evaluations ----------------------------------------------------------------

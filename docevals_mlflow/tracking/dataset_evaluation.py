@@ -1,12 +1,16 @@
-"""A JSON Lines ground truth as an MLflow GenAI evaluation dataset, and as the
-dataset input of the runs evaluated against it (the quickstart's invoices).
+"""A ground truth as an MLflow GenAI evaluation dataset, and as the dataset input of
+the runs evaluated against it (the quickstart's invoices, ``docevals fields
+--evaluation-dataset``, the evaluate-fields recipe).
+
+The ground truth is read as ``docevals fields --expected`` reads it (JSON Lines, a
+folder of ``<id>.json`` files, or Parquet).
 
 One record per document: ``inputs={"document_id": ..., "document_class": ...}`` and
 the expected document as ``expectations``, tagged with its content digest. The
 dataset appears on the experiment's *Datasets* page; each run gets an input of the
 same name with one row per document (``document_id``, ``content_sha256``) and the
-SHA-256 of the file as its digest, the digest ``docevals fields --expected`` records
-for the same file, so a comparison sees one ground truth.
+digest ``docevals fields --expected`` records for the same file or folder, so a
+comparison (and the baseline of ``--traces``) sees one ground truth.
 
 The dataset is found by name and the ``docevals.managed`` tag (a dataset of that name
 docevals did not create is left alone); its records are rewritten only when the
@@ -16,31 +20,61 @@ returned as a warning, never raised: the runs are logged either way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.fingerprints import sha256_file, sha256_json
-from docevals_mlflow.tracking.bundle import DatasetInput
+from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
 
 MANAGED_TAG = "docevals.managed"
 DIGEST_TAG = "docevals.file_digest"
 CONTENT_TAG = "docevals.content_sha256"
+if TYPE_CHECKING:
+    from docevals_mlflow.tracking.runs import LoggedRun
+
 RECORDS = "inputs/ground_truth.parquet"
 """Where the run's table of the dataset's records goes (the ground-truth input's place)."""
 
 
 def read_ground_truth(path: Path) -> list[dict[str, Any]]:
-    """The JSON Lines records of a ground-truth file (``id``, ``class``, ``data``)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    """The records of a ground truth (``id``, ``class``, ``data``), read as ``docevals
+    fields --expected`` reads them.
+
+    Raises:
+        InputError: a record that input reader refuses, named.
+    """
+    from docevals_mlflow.fields.records import read_records
+
+    return [
+        {"id": record.id, "class": record.document_class, "data": record.data}
+        for record in read_records(path)
+    ]
 
 
 def file_digest(path: Path) -> str:
-    """The input's digest: the first 32 hex digits of the file's SHA-256, as
-    :func:`~docevals_mlflow.tracking.fields_layout.fields_dataset` records it."""
+    """The input's digest, as
+    :func:`~docevals_mlflow.tracking.fields_layout.fields_dataset` records it (for a
+    file, the first 32 hex digits of its SHA-256)."""
+    if path.is_dir():
+        from docevals_mlflow.tracking.fields_layout import fields_dataset
+
+        return fields_dataset(path)[0].digest
     return sha256_file(path)[:32]
+
+
+def default_name(path: Path) -> str:
+    """The dataset name a ground truth gets when none is given: its file name without
+    the extension (a folder's name), as its file input is named."""
+    return path.stem or path.name
+
+
+def use_evaluation_dataset(writer: BundleWriter, name: str, path: Path) -> None:
+    """Make the evaluation dataset ``name`` (the ground truth at ``path``) the run's
+    ground-truth input, in place of the input of the file itself (same digest)."""
+    writer.bundle.inputs = [entry for entry in writer.bundle.inputs if entry.records != RECORDS]
+    writer.files.pop(RECORDS, None)
+    writer.dataset(*run_input(name, path))
 
 
 def run_input(name: str, path: Path) -> tuple[DatasetInput, Any]:
@@ -144,4 +178,23 @@ def publish_evaluation_dataset(
         return None, f"evaluation dataset {name!r} not published ({type(exc).__name__}: {reason})"
 
 
-__all__ = ["publish_evaluation_dataset", "read_ground_truth", "run_input"]
+def publish_for_run(logged: LoggedRun, name: str, path: Path) -> tuple[str | None, str | None]:
+    """Publish the evaluation dataset ``name`` a logged run used (linked to its
+    experiment): ``(line for the terminal, warning)``, either ``None``."""
+    dataset_id, warning = publish_evaluation_dataset(
+        logged.tracking_uri, name, path, [logged.experiment_id]
+    )
+    if dataset_id is None:
+        return None, warning
+    count = len(read_ground_truth(path))
+    return f"evaluation dataset {name!r} (Datasets tab): {count} records", warning
+
+
+__all__ = [
+    "default_name",
+    "publish_evaluation_dataset",
+    "publish_for_run",
+    "read_ground_truth",
+    "run_input",
+    "use_evaluation_dataset",
+]

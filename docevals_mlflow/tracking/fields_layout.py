@@ -29,6 +29,7 @@ from docevals_mlflow.tracking.layout_shared import (
     headline,
     tag_evaluation,
 )
+from docevals_mlflow.tracking.trace_fields import field_call_usage
 
 LIST_COUNTS = ("matched", "weak", "missed", "extra", "empty", "invented")
 """A list's item counts, logged as ``list/<list>/<count>``."""
@@ -103,6 +104,9 @@ def _overall_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, An
     writer.metric("overall/unparsed", overall.get("unparsed", 0))
     invalid = report.get("invalid_expected") or {}
     writer.metric("overall/invalid_expected", invalid.get("documents", 0))
+    # What SEMANTIC and LLM fields' provider calls used: the documents' call spans add up to it.
+    for name, value in field_call_usage(report).items():
+        writer.metric(f"usage/{name}", value)
 
 
 def _breakdown_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, Any]) -> None:

@@ -338,14 +338,21 @@ def evaluate_documents(
         )
     # The schema first: a broken schema should fail before any document is read.
     schema = resolve_schema(config.get("schema"))
-    options = RunOptions(schema=schema, traces=config.get("traces"))
+    client = MlflowClient()
+    # The caller's store and experiment: where the traces' baseline run is looked for.
+    experiment = client.get_experiment(client.get_run(run_id).info.experiment_id)
+    options = RunOptions(
+        schema=schema,
+        traces=config.get("traces"),
+        tracking_uri=client.tracking_uri,
+        experiment=experiment.name,
+    )
     pairs = document_pairs(dataset, config, model=model, predictions=predictions)
     report = compare_documents(pairs, schema).to_report()
     # The run every other entry point assembles for a field comparison; only its
     # metrics, artifacts and traces are logged (see the module docstring).
     assembled = assemble_fields(report, options)
     writer = assembled.writer
-    client = MlflowClient()
     log_bundle_into_run(client, run_id, writer)
     log_traces_into_run(client, run_id, assembled.traces)
     return EvaluationResult(  # type: ignore[no-untyped-call]  # unannotated in MLflow

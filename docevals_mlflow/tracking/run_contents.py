@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow.tracking.bundle import METRICS_INDEX, LegalBundle, RunBundle
+from docevals_mlflow.tracking.direct_rows import DatasetRow
 from docevals_mlflow.tracking.keys import (
     MAX_DATASET_SOURCE_LENGTH,
     clean_segment,
@@ -53,7 +54,7 @@ def fill_run(
     for path, text in sorted(legal.long_params.items()):
         client.log_text(run_id, text, path)
     if legal.renamed_metrics:
-        index = _renamed_index(artifacts / METRICS_INDEX)
+        index = renamed_index(artifacts / METRICS_INDEX)
         if index is not None:
             client.log_dict(run_id, index, METRICS_INDEX)
     _log_inputs(client, run_id, bundle, artifacts)
@@ -63,7 +64,9 @@ def fill_run(
     register_bundle_prompts(client, run_id, experiment_id, bundle, artifacts)
 
 
-def _renamed_index(path: Path) -> dict[str, dict[str, str]] | None:
+def renamed_index(path: Path) -> dict[str, dict[str, str]] | None:
+    """The metrics index to log in place of the bundle's, when an older bundle's names
+    segments differently from the run (``None``: log it as it is)."""
     # An older bundle's index names segments such as "a~2", which were logged as
     # "a_2": the index is cleaned the same way, so it names the keys in the run.
     import json
@@ -92,28 +95,51 @@ def _source_json(source: str) -> str:
     return json.dumps({"uri": source[: MAX_DATASET_SOURCE_LENGTH // 6 - 20] + "…"})
 
 
-def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
+def dataset_rows(bundle: RunBundle, artifacts: Path) -> list[DatasetRow]:
+    """The bundle's dataset inputs as MLflow stores them (name, digest, source, schema,
+    profile and input tags)."""
     if not bundle.inputs:
-        return
+        return []
     import json
 
     import pandas as pd
+
+    rows = []
+    for dataset in bundle.inputs:
+        frame = pd.read_parquet(artifacts / dataset.records)
+        pairs = [("mlflow.data.context", dataset.context), *dataset.tags.items()]
+        rows.append(
+            DatasetRow(
+                name=legal_dataset_name(dataset.name),
+                digest=dataset.digest[:_DIGEST_LENGTH],
+                source_type="local",
+                source=_source_json(dataset.source),
+                schema=json.dumps({"columns": [str(column) for column in frame.columns]}),
+                profile=json.dumps({"num_rows": len(frame)}),
+                tags=tuple(legal_input_tag(key, value) for key, value in pairs),
+            )
+        )
+    return rows
+
+
+def _log_inputs(client: Any, run_id: str, bundle: RunBundle, artifacts: Path) -> None:
+    rows = dataset_rows(bundle, artifacts)
+    if not rows:
+        return
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     entries = []
-    for dataset in bundle.inputs:
-        frame = pd.read_parquet(artifacts / dataset.records)
+    for row in rows:
         # The entity is built directly: resolving a source from a plain name makes
         # MLflow guess (and warn) about which kind of source it is.
         entity = Dataset(
-            name=legal_dataset_name(dataset.name),
-            digest=dataset.digest[:_DIGEST_LENGTH],
-            source_type="local",
-            source=_source_json(dataset.source),
-            schema=json.dumps({"columns": [str(column) for column in frame.columns]}),
-            profile=json.dumps({"num_rows": len(frame)}),
+            name=row.name,
+            digest=row.digest,
+            source_type=row.source_type,
+            source=row.source,
+            schema=row.schema,
+            profile=row.profile,
         )
-        pairs = [("mlflow.data.context", dataset.context), *dataset.tags.items()]
-        tags = [InputTag(*legal_input_tag(key, value)) for key, value in pairs]
+        tags = [InputTag(key, value) for key, value in row.tags]
         entries.append(DatasetInput(dataset=entity, tags=tags))
     client.log_inputs(run_id, datasets=entries)

@@ -149,26 +149,63 @@ def log_bundle(
     bundle = legal.bundle
     uri = resolve_tracking_uri(tracking_uri)
     probe(uri)
-    client = open_client(uri)
     name = legal_experiment_name(experiment or DEFAULT_EXPERIMENT)
     project_run_id = active_project_run_id(uri)
+    run_name = legal_run_name(run_name) or bundle.run_name
+    continued = run_id is not None or project_run_id is not None
+    direct = _log_direct(directory, uri, legal, artifacts, name, run_name, continued, traces)
+    if direct is not None:
+        return direct
+    client = open_client(uri)
     run_id, experiment_id, name, created = _open_run(
-        client,
-        uri,
-        bundle,
-        run_id=run_id,
-        project_run_id=project_run_id,
-        experiment_name=name,
-        run_name=legal_run_name(run_name) or bundle.run_name,
-    )
+        client, uri, bundle, run_id=run_id, project_run_id=project_run_id,
+        experiment_name=name, run_name=run_name,
+    )  # fmt: skip
     _fill_and_end(client, uri, run_id, experiment_id, project_run_id, created, legal, artifacts)
     _log_run_traces(client, run_id, experiment_id, traces, Path(directory))
-    logged = LoggedRun(run_id, experiment_id, name, uri)
+    return _marked(Path(directory), LoggedRun(run_id, experiment_id, name, uri))
+
+
+def _marked(folder: Path, logged: LoggedRun) -> LoggedRun:
+    """``logged``, once the bundle folder says where it went (``logged.json``)."""
     mark_logged(
-        Path(directory),
-        {"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": public_uri(uri)},
+        folder,
+        {
+            "run_id": logged.run_id,
+            "experiment_id": logged.experiment_id,
+            "tracking_uri": public_uri(logged.tracking_uri),
+        },
     )
     return logged
+
+
+def _log_direct(
+    directory: str | os.PathLike[str],
+    uri: str,
+    legal: LegalBundle,
+    artifacts: Path,
+    name: str,
+    run_name: str | None,
+    continued: bool,
+    traces: list[TraceRecord] | None,
+) -> LoggedRun | None:
+    """The run written straight into a local SQLite store, when it qualifies
+    (:mod:`~docevals_mlflow.tracking.direct_store`); ``None`` sends it through MLflow."""
+    from docevals_mlflow.tracking.direct_store import direct_case, write_direct
+
+    if traces is None:
+        from docevals_mlflow.tracking.trace_records import read_traces
+
+        traces = read_traces(Path(directory))
+    path = direct_case(uri, legal, artifacts, run_name=run_name, continued=continued, traces=traces)
+    if path is None or run_name is None:
+        return None
+    written = write_direct(
+        path, uri, legal, artifacts, experiment_name=name, run_name=run_name, traces=traces
+    )
+    if written is None:
+        return None
+    return _marked(Path(directory), LoggedRun(written[0], written[1], name, uri))
 
 
 def _open_run(

@@ -1,6 +1,6 @@
 """Trace records as MLflow entities (``TraceInfo`` with its assessments, and its
-``Span`` list), for stores other than SQL: written with MLflow's own ``start_trace``
-and ``log_spans`` by :mod:`~docevals_mlflow.tracking.trace_store`.
+``Span`` list), for stores other than SQL (a tracking server): written with MLflow's
+own ``start_trace`` and ``log_spans`` by :mod:`~docevals_mlflow.tracking.trace_rest`.
 """
 
 from __future__ import annotations

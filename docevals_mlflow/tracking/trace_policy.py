@@ -1,19 +1,25 @@
 """Which documents (or pipeline cases) of a run become MLflow traces: ``--traces``.
 
 ``all``: every one. ``errors``: only the wrong ones (a field outcome other than TP/TN,
-a case whose verdict is not ``pass``). ``N`` (a whole number): at most N, the wrong
-ones first, then the others in report order. ``none``: no traces. The default is
-:data:`DEFAULT_TRACE_LIMIT`: every document of a batch up to that many, and in a
-larger batch the wrong ones first.
+a case whose verdict is not ``pass``). ``N`` (a whole number): at most N. ``none``: no
+traces. The default is :data:`DEFAULT_TRACE_LIMIT`: every document of a batch up to
+that many.
+
+When a limit leaves some out, the ones traced are chosen in this order: wrong and
+changed, changed, wrong, then the rest (each group in report order; the traces keep
+report order). *Changed* means that the item's outcomes differ from those of a
+baseline run (:mod:`~docevals_mlflow.tracking.trace_baseline` finds it and binds the
+predicate with :meth:`TracePolicy.with_changed`); without one it is wrong first.
 
 This module does not import mlflow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from docevals_mlflow.errors import InputError
 
@@ -27,17 +33,40 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class TracePolicy:
     """``mode`` (``all``, ``errors``, ``limit``, ``none``) and, for ``limit``, the
-    number of traces at most."""
+    number of traces at most.
+
+    ``baseline`` names the run whose outcomes define *changed* (a run id,
+    ``experiment/run-name`` or run name, resolved as ``docevals compare`` resolves
+    them); ``None``: the latest comparable run (see
+    :mod:`~docevals_mlflow.tracking.trace_baseline`). ``changed`` is the predicate
+    bound once the baseline was read; it takes no part in equality.
+    """
 
     mode: str
     limit: int | None = None
+    baseline: str | None = None
+    changed: Callable[[Any], bool] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return str(self.limit) if self.mode == "limit" else self.mode
 
+    def leaves_out(self, count: int) -> bool:
+        """Whether this policy, given ``count`` items, traces only some chosen by
+        rank (the only case in which *changed* matters)."""
+        return self.mode == "limit" and count > (self.limit or 0)
+
+    def with_baseline(self, baseline: str | None) -> TracePolicy:
+        """This policy with ``baseline`` as the run that defines *changed*."""
+        return dataclasses.replace(self, baseline=baseline)
+
+    def with_changed(self, changed: Callable[[Any], bool] | None) -> TracePolicy:
+        """This policy with ``changed`` telling the items that moved since the
+        baseline (ranked first when a limit leaves some out)."""
+        return dataclasses.replace(self, changed=changed)
+
     def select(self, items: Sequence[T], wrong: Callable[[T], bool]) -> list[T]:
-        """The items to trace, in report order (the wrong ones kept first when a limit
-        leaves some out)."""
+        """The items to trace, in report order; when a limit leaves some out, those
+        chosen rank wrong-and-changed, changed, wrong, then the rest."""
         if self.mode == "none":
             return []
         if self.mode == "all":
@@ -47,12 +76,18 @@ class TracePolicy:
         limit = self.limit or 0
         if len(items) <= limit:
             return list(items)
-        chosen = [index for index, item in enumerate(items) if wrong(item)][:limit]
-        if len(chosen) < limit:
-            taken = set(chosen)
-            rest = (index for index in range(len(items)) if index not in taken)
-            chosen += [index for index, _ in zip(rest, range(limit - len(chosen)), strict=False)]
-        return [items[index] for index in sorted(chosen)]
+        changed = self.changed or _never
+        # Rank 0 is traced first; a stable sort keeps report order within a rank.
+        ranks = []
+        for index, item in enumerate(items):
+            moved, bad = changed(item), wrong(item)
+            ranks.append((0 if moved and bad else 1 if moved else 2 if bad else 3, index))
+        chosen = sorted(index for _, index in sorted(ranks)[:limit])
+        return [items[index] for index in chosen]
+
+
+def _never(item: Any) -> bool:
+    return False
 
 
 DEFAULT_POLICY = TracePolicy("limit", DEFAULT_TRACE_LIMIT)

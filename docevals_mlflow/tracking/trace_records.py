@@ -40,8 +40,10 @@ class FeedbackRecord:
 class SpanRecord:
     """A span under the trace's root span (``parent``: index of an earlier span in
     the trace's list, ``None`` for the root). ``usage``: token counts
-    (``input_tokens``, ``output_tokens``, ``total_tokens``); ``cost_usd``: what the
-    call cost, when known."""
+    (``input_tokens``, ``output_tokens``, ``total_tokens``, and
+    ``cache_read_input_tokens`` when the provider read some from its prompt cache),
+    as MLflow's ``mlflow.chat.tokenUsage``; ``cost_usd``: what the call cost, when
+    known."""
 
     name: str
     span_type: str = "CHAIN"
@@ -54,6 +56,8 @@ class SpanRecord:
     provider: str | None = None
     usage: dict[str, int] | None = None
     cost_usd: float | None = None
+    duration_ms: int | None = None
+    """How long the span lasted (a provider call's latency); ``None``: not measured."""
 
 
 @dataclass(frozen=True)

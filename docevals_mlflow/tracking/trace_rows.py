@@ -6,8 +6,13 @@ followed by ``log_spans`` would store for traces that did not exist: the
 and the spans location included), its metadata (marked finalized), its assessments
 and its spans. They are built straight from the records, as value tuples, without an
 MLflow entity or ORM object per trace (most of the time of a large batch otherwise),
-and inserted in bulk by :mod:`~docevals_mlflow.tracking.trace_store`; the tests
-compare what MLflow reads back with what its own calls write.
+and inserted in bulk by :mod:`~docevals_mlflow.tracking.trace_store` (or
+:mod:`~docevals_mlflow.tracking.direct_store`); the tests compare what MLflow reads
+back with what its own calls write.
+
+Building the rows imports no mlflow (MLflow's small value rules are in
+:mod:`~docevals_mlflow.tracking.direct_values`), except for a span MLflow's storage
+translation would change (:func:`plain_records`), which goes through that translation.
 """
 
 from __future__ import annotations
@@ -20,6 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from docevals_mlflow.tracking.direct_values import (
+    PROMOTED_METADATA_KEYS,
+    analytics_columns,
+    assessment_aggregate,
+    bounded_model_dimension,
+    finite_float_or_none,
+)
 from docevals_mlflow.tracking.trace_entities import GROUND_TRUTH, SOURCE_ID
 from docevals_mlflow.tracking.trace_records import TraceRecord
 from docevals_mlflow.tracking.trace_spans import (
@@ -43,7 +55,18 @@ _ANALYTICS = (
     "output_cost",
     "total_cost",
 )
-_SENTINEL = "tr-" + "0" * 32
+SENTINEL = "tr-" + "0" * 32
+"""The trace id in the artifact location template :func:`trace_rows` is given."""
+TABLE_NAMES = ("trace_info", "trace_tags", "trace_request_metadata", "assessments", "spans")
+"""The tables of :meth:`TraceRows.tables`, in the same order."""
+ARTIFACT_LOCATION_TAG = "mlflow.artifactLocation"
+_TRACE_NAME = "mlflow.traceName"
+_SPANS_LOCATION = "mlflow.trace.spansLocation"
+_FINALIZED = "mlflow.trace.infoFinalized"
+_SPAN_TYPE = "mlflow.spanType"
+_LLM_COST = "mlflow.llm.cost"
+_MODEL = "mlflow.llm.model"
+_MODEL_PROVIDER = "mlflow.llm.provider"
 INFO_COLUMNS = (
     "request_id",
     "experiment_id",
@@ -127,6 +150,18 @@ class TraceRows:
         yield SqlAssessments.__table__, ASSESSMENT_COLUMNS, self.assessments
         yield SqlSpan.__table__, SPAN_COLUMNS, self.spans
 
+    def named_tables(self) -> Iterator[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]]:
+        """``(table name, columns, rows)`` in foreign-key order, imports no mlflow."""
+        values = (self.info, self.tags, self.metadata, self.assessments, self.spans)
+        columns = (
+            INFO_COLUMNS,
+            KEY_VALUE_COLUMNS,
+            KEY_VALUE_COLUMNS,
+            ASSESSMENT_COLUMNS,
+            SPAN_COLUMNS,
+        )
+        yield from zip(TABLE_NAMES, columns, values, strict=True)
+
     def enqueue_rollups(self, session: Any) -> None:
         """Mark the days these traces fall on for MLflow's metric rollups."""
         from mlflow.store.tracking.utils.sql_trace_rollups import (
@@ -142,25 +177,17 @@ class TraceRows:
 
 
 def trace_rows(
-    store: Any, run_id: str, experiment_id: str, records: list[TraceRecord], now: int
+    location: str, run_id: str, experiment_id: str, records: list[TraceRecord], now: int
 ) -> TraceRows:
-    """The rows of ``records``, linked to the run ``run_id``, for ``store``."""
-    from mlflow.store.tracking.utils.trace_analytics import (
-        PROMOTED_TRACE_METADATA_KEYS,
-        analytics_columns_from_metadata,
-    )
-    from mlflow.tracing.constant import SpansLocation, TraceMetadataKey, TraceTagKey
-
-    experiment = store.get_experiment(experiment_id)
+    """The rows of ``records``, linked to the run ``run_id``. ``location`` is the
+    artifact location tag MLflow gives a trace of the experiment, for the trace id
+    :data:`SENTINEL`."""
     rows = TraceRows(int(experiment_id), {now})
-    # Every trace's artifact location is the experiment's, with the trace's id.
-    location = store._get_trace_artifact_location_tag(experiment, _SENTINEL)
-    promoted = set(PROMOTED_TRACE_METADATA_KEYS)
     for record in records:
         ids = TraceIds.new(len(record.spans) + 1)
         trace_id = ids.trace_id
         metadata = trace_metadata(record, run_id)
-        analytics = analytics_columns_from_metadata(metadata)
+        analytics = analytics_columns(metadata)
         request, response = previews(record)
         tags = trace_tags(record)
         rows.info.append(
@@ -173,15 +200,15 @@ def trace_rows(
                 None,
                 request,
                 response,
-                tags.pop(TraceTagKey.TRACE_NAME),
+                tags.pop(_TRACE_NAME),
                 *(analytics.get(name) for name in _ANALYTICS),
             )
         )
-        tags[location.key] = location.value.replace(_SENTINEL, trace_id)
-        tags[TraceTagKey.SPANS_LOCATION] = SpansLocation.TRACKING_STORE.value
+        tags[ARTIFACT_LOCATION_TAG] = location.replace(SENTINEL, trace_id)
+        tags[_SPANS_LOCATION] = "TRACKING_STORE"
         rows.tags.extend((trace_id, key, value) for key, value in tags.items())
-        kept = {key: value for key, value in metadata.items() if key not in promoted}
-        kept[TraceMetadataKey.TRACE_INFO_FINALIZED] = "true"
+        kept = {key: value for key, value in metadata.items() if key not in PROMOTED_METADATA_KEYS}
+        kept[_FINALIZED] = "true"
         rows.metadata.extend((trace_id, key, value) for key, value in sorted(kept.items()))
         root_span_id = format(ids.span_ids[0], "016x")
         rows.assessments.extend(_assessment_rows(record, trace_id, root_span_id, run_id, rows, now))
@@ -191,13 +218,21 @@ def trace_rows(
     return rows
 
 
+def plain_records(records: list[TraceRecord]) -> bool:
+    """Whether every span of ``records`` is one MLflow's storage translation leaves as
+    it is, so that its row needs no mlflow at all."""
+    for record in records:
+        ids = TraceIds.new(len(record.spans) + 1)
+        if not all(_plain(entry) for entry in span_dicts(record, ids, 0)):
+            return False
+    return True
+
+
 def _assessment_rows(
     record: TraceRecord, trace_id: str, span_id: str, run_id: str, rows: TraceRows, now: int
 ) -> Iterator[tuple[Any, ...]]:
     # The columns SqlAssessments.from_mlflow_entity fills for the Expectation and
     # Feedback objects trace_entities builds.
-    from mlflow.store.tracking.utils.trace_analytics import assessment_aggregate
-
     created = int(time.time() * 1000)
     common = (rows.experiment_id, now)
     for name, value in record.expectations.items():
@@ -225,22 +260,21 @@ def _assessment_rows(
 
 
 def _span_row(entry: dict[str, Any], trace_id: str, experiment_id: int) -> tuple[Any, ...]:
-    from mlflow.store.tracking.utils.trace_analytics import (
-        bounded_model_dimension,
-        finite_float_or_none,
-    )
-    from mlflow.tracing.constant import SpanAttributeKey
-    from mlflow.tracing.otel.translation import translate_span_when_storing
-    from mlflow.tracing.utils import TraceJSONEncoder
-
     # MLflow's translation applied to the dictionary MLflow's own Span would give
-    # (a plain span of docevals' own comes out of it unchanged).
+    # (a plain span of docevals' own comes out of it unchanged, and holds only JSON
+    # values, which MLflow's encoder writes as json does).
     span_dict = entry
-    if not _plain(entry):
+    if _plain(entry):
+        content = json.dumps(span_dict, ensure_ascii=False)
+    else:
+        from mlflow.tracing.otel.translation import translate_span_when_storing
+        from mlflow.tracing.utils import TraceJSONEncoder
+
         span_dict = translate_span_when_storing(_AsDict(entry))  # type: ignore[arg-type]
+        content = json.dumps(span_dict, cls=TraceJSONEncoder, ensure_ascii=False)
     attributes = span_dict.get("attributes", {})
     cost = {}
-    if raw_cost := attributes.get(SpanAttributeKey.LLM_COST):
+    if raw_cost := attributes.get(_LLM_COST):
         try:
             cost = json.loads(raw_cost)
         except (TypeError, ValueError):
@@ -252,16 +286,16 @@ def _span_row(entry: dict[str, Any], trace_id: str, experiment_id: int) -> tuple
         _hex(entry["span_id"]),
         _hex(parent) if parent else None,
         entry["name"],
-        _parsed(attributes.get(SpanAttributeKey.SPAN_TYPE)),
+        _parsed(attributes.get(_SPAN_TYPE)),
         "ERROR" if entry["status"]["code"] == "STATUS_CODE_ERROR" else "OK",
         entry["start_time_unix_nano"],
         entry["end_time_unix_nano"],
-        json.dumps(span_dict, cls=TraceJSONEncoder, ensure_ascii=False),
+        content,
         finite_float_or_none(cost.get("input_cost")),
         finite_float_or_none(cost.get("output_cost")),
         finite_float_or_none(cost.get("total_cost")),
-        bounded_model_dimension(_parsed(attributes.get(SpanAttributeKey.MODEL))),
-        bounded_model_dimension(_parsed(attributes.get(SpanAttributeKey.MODEL_PROVIDER))),
+        bounded_model_dimension(_parsed(attributes.get(_MODEL))),
+        bounded_model_dimension(_parsed(attributes.get(_MODEL_PROVIDER))),
     )
 
 
@@ -316,10 +350,14 @@ def _parsed(value: Any) -> Any:
 
 
 __all__ = [
+    "ARTIFACT_LOCATION_TAG",
     "ASSESSMENT_COLUMNS",
     "INFO_COLUMNS",
     "KEY_VALUE_COLUMNS",
+    "SENTINEL",
     "SPAN_COLUMNS",
+    "TABLE_NAMES",
     "TraceRows",
+    "plain_records",
     "trace_rows",
 ]

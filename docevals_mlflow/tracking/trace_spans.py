@@ -20,7 +20,8 @@ from docevals_mlflow.tracking.trace_records import SpanRecord, TraceRecord
 PREVIEW = 1000
 """Characters of a trace's request and response previews."""
 SPAN_MS = 1
-"""How long each span lasts, in milliseconds (reports keep no per-step timing)."""
+"""How long a span lasts, in milliseconds, when its record gives no duration (reports
+keep no per-step timing; provider calls keep their latency)."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,12 @@ def span_dicts(record: TraceRecord, ids: TraceIds, now_ms: int) -> list[dict[str
 
 
 def duration_ms(record: TraceRecord) -> int:
-    """The trace's execution time."""
-    return max(1, len(record.spans)) * SPAN_MS
+    """The trace's execution time: its spans' durations together."""
+    return max(1, sum(_span_ms(span) for span in record.spans))
+
+
+def _span_ms(span: SpanRecord) -> int:
+    return span.duration_ms if span.duration_ms is not None else SPAN_MS
 
 
 def _span_dict(
@@ -100,7 +105,7 @@ def _span_dict(
         "parent_span_id": _b64(ids.span_ids[parent], 8) if parent is not None else None,
         "name": record.name,
         "start_time_unix_nano": start,
-        "end_time_unix_nano": start + SPAN_MS * 1_000_000,
+        "end_time_unix_nano": start + _span_ms(record) * 1_000_000,
         "events": [],
         "status": {
             "code": "STATUS_CODE_ERROR" if record.error else "STATUS_CODE_OK",

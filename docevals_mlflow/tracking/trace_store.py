@@ -35,17 +35,9 @@ def log_traces(client: Any, run_id: str, experiment_id: str, traces: list[TraceR
     if _is_sql(store):
         _insert_sql(store, run_id, experiment_id, traces, now)
         return len(traces)
-    from docevals_mlflow.tracking.trace_entities import trace_entities
+    from docevals_mlflow.tracking.trace_rest import log_traces_rest
 
-    for start in range(0, len(traces), CHUNK):
-        part = [
-            trace_entities(record, run_id, experiment_id, now)
-            for record in traces[start : start + CHUNK]
-        ]
-        for info, _ in part:
-            store.start_trace(info)
-        store.log_spans(experiment_id, [span for _, spans in part for span in spans])
-    return len(traces)
+    return log_traces_rest(store, run_id, experiment_id, traces, now)
 
 
 def _is_sql(store: Any) -> bool:
@@ -57,9 +49,12 @@ def _is_sql(store: Any) -> bool:
 def _insert_sql(
     store: Any, run_id: str, experiment_id: str, traces: list[TraceRecord], now: int
 ) -> None:
-    from docevals_mlflow.tracking.trace_rows import trace_rows
+    from docevals_mlflow.tracking.trace_rows import SENTINEL, trace_rows
 
-    rows = trace_rows(store, run_id, experiment_id, traces, now)
+    # Every trace's artifact location is the experiment's, with the trace's id.
+    experiment = store.get_experiment(experiment_id)
+    location = store._get_trace_artifact_location_tag(experiment, SENTINEL).value
+    rows = trace_rows(location, run_id, experiment_id, traces, now)
     with store.ManagedSessionMaker(read_only=False) as session:
         rows.enqueue_rollups(session)
         connection = session.connection()

@@ -152,7 +152,7 @@ def test_pipeline_markdown_explains_attribution():
     assert "| calc | generic | ❌ fail | upstream_or_combined | extract | no |" in text
     assert "`calc` failed and so did extract: do not blame this stage alone" in text
     assert "`route` passed, but upstream extract, calc failed." in text
-    assert "## Stage `route`" in text
+    assert "## Stage: route" in text
 
 
 def test_suite_markdown_has_stage_rates():

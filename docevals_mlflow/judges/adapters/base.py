@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Self, Unpack
 
-from docevals_mlflow.core.secrets import header_credentials, register_secrets, url_credentials
+from docevals_mlflow.core.secrets import (
+    header_credentials,
+    redact_data,
+    register_secrets,
+    url_credentials,
+)
 from docevals_mlflow.errors import ConfigurationError, ProviderError
 from docevals_mlflow.judges.adapters.attachments import (
     AttachmentPolicy,
@@ -45,6 +52,19 @@ from docevals_mlflow.judges.usage import PriceTable, Usage
 if TYPE_CHECKING:
     from docevals_mlflow.judges.providers import AdapterSettings
 
+Sender = Callable[[dict[str, Any]], Any]
+"""Sends one request body and returns the provider's JSON response as data (a sync
+function, or an async one): the transport seam of :class:`HttpAdapter` (``sender=``)."""
+
+
+def _checked_sender(provider: str, sender: Sender | None) -> Sender | None:
+    if sender is not None and not callable(sender):
+        raise ConfigurationError(
+            f"{provider}: sender must be a function sender(body) -> response data",
+            path="sender",
+        )
+    return sender
+
 
 class HttpAdapter(RequestBody, UsageAccounting):
     """Base of the HTTP adapters (OpenAI Responses, Anthropic Messages, OpenAI-compatible
@@ -64,6 +84,12 @@ class HttpAdapter(RequestBody, UsageAccounting):
             ``httpx.AsyncClient`` (see :class:`TransportSettings`); default settings
             when omitted.
         api_key_env: the variable the key is read from instead of the provider's own.
+        sender: a function ``sender(body) -> response_data`` (sync or async) used
+            instead of HTTP: it receives the request body this adapter built and
+            returns the provider's JSON response, which is read as an HTTP response
+            would be. For tests and for clients of your own; no key is then
+            required, and retries, limits and headers do not apply. The seed
+            library's ``sender=`` seam.
 
     The fields of :class:`TransportSettings` are also accepted one by one as keyword
     arguments (``timeout=``, ``client=``, ...), as they were before ``http=``; that
@@ -92,6 +118,7 @@ class HttpAdapter(RequestBody, UsageAccounting):
         prices: PriceTable | None = None,
         http: TransportSettings | None = None,
         api_key_env: str | None = None,
+        sender: Sender | None = None,
         **deprecated: Unpack[DeprecatedTransportOptions],
     ) -> None:
         settings = transport_settings(type(self).__name__, http, deprecated)
@@ -113,8 +140,13 @@ class HttpAdapter(RequestBody, UsageAccounting):
         self.max_output_tokens = max_output_tokens
         self.prices = prices
         self.http = settings
+        self.sender = _checked_sender(self.provider, sender)
         self._api_key = read_api_key(
-            self.provider, api_key, api_key_env or self.api_key_env, required=self.requires_api_key
+            self.provider,
+            api_key,
+            api_key_env or self.api_key_env,
+            # A sender replaces the HTTP call, and with it the need for a key.
+            required=self.requires_api_key and sender is None,
         )
         # The key, credential headers and the base URL's user-info: removed from this
         # adapter's messages, and registered process-wide so that every report,
@@ -320,9 +352,7 @@ class HttpAdapter(RequestBody, UsageAccounting):
         started = time.perf_counter()
         response = None
         try:
-            response = await self.transport.send(
-                "POST", self.url(), json_body=body, headers=self.headers()
-            )
+            response = await self._send(body)
             reply = self.parse_reply(response.data)
             response_model = as_dict(response.data).get("model")
             if not isinstance(response_model, str):
@@ -346,6 +376,29 @@ class HttpAdapter(RequestBody, UsageAccounting):
             response_model=response_model,
         )
         return reply
+
+    async def _send(self, body: dict[str, Any]) -> ProviderResponse:
+        """``body`` sent over HTTP, or handed to the ``sender`` when there is one."""
+        if self.sender is None:
+            return await self.transport.send(
+                "POST", self.url(), json_body=body, headers=self.headers()
+            )
+        try:
+            if inspect.iscoroutinefunction(self.sender):
+                data = await self.sender(body)
+            else:
+                data = await asyncio.to_thread(self.sender, body)
+                if inspect.isawaitable(data):
+                    data = await data
+        except ProviderError:
+            raise
+        except Exception as exc:  # a sender's failure is a failed call, like HTTP's
+            raise ProviderError(
+                self.redact(f"{self.provider} sender failed: {type(exc).__name__}: {exc}"),
+                provider=self.provider,
+            ) from exc
+        # Redacted like an HTTP response body: a key quoted back must not reach reports.
+        return ProviderResponse(status_code=200, data=redact_data(data))
 
     def _record_failure(
         self,

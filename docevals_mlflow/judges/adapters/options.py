@@ -4,7 +4,8 @@ kept out of sight."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.errors import ConfigurationError
 from docevals_mlflow.judges.adapters.deprecated import DeprecatedTransportOptions
@@ -45,6 +46,7 @@ class AdapterOptions(DeprecatedTransportOptions, total=False):
     max_output_tokens: int | None
     prices: PriceTable | None
     http: TransportSettings | None
+    sender: Callable[[dict[str, Any]], Any] | None
 
 
 class HostedAdapterOptions(AdapterOptions, total=False):
