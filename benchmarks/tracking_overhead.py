@@ -14,7 +14,9 @@ fields (one value in ten wrong) for 100, 1,000 and 10,000 documents:
   programs (``initdb``, ``pg_ctl``, ...) are installed; skipped with a message
   otherwise.
 
-Then 347 flat receipts (four fields, the size of SROIE's test set) as a user runs
+With traces and 1,000 documents among the sizes, also where the traces' time goes
+(records, SQL rows, inserts and commit) and the command for 1,000 documents in a new
+process. Then 347 flat receipts (four fields, the size of SROIE's test set) as a user runs
 them: ``python -m docevals_mlflow fields`` in a new process, MLflow off and on (warm
 store). Logging's share is (on - off) / on. Also counts the MlflowClient calls of one
 run per size (batched: the count does not grow with documents or metrics). Prints
@@ -271,6 +273,7 @@ def warm_sqlite(work: Path) -> str:
     """A migrated SQLite store (the migration is a one-time cost per store)."""
     from mlflow.tracking import MlflowClient
 
+    work.mkdir(parents=True, exist_ok=True)
     uri = f"sqlite:///{work / 'mlflow.db'}"
     MlflowClient(tracking_uri=uri).search_experiments()
     return uri
@@ -323,6 +326,71 @@ def receipts(work: Path, tracking_uri: str, repeat: int) -> None:
     print(f"  logging's share in process: {100 * (inside_on - inside_off) / inside_on:.0f}%")
 
 
+def trace_steps(work: Path, tracking_uri: str, size: int, repeat: int) -> None:
+    """Where the time of ``size`` documents' traces goes, in process: their records,
+    their SQL rows, and inserting the rows (commit included) into a copy of the store
+    with the direct path's connection settings. After :func:`new_processes`, whose
+    report it reads."""
+    import shutil
+    import sqlite3
+
+    from docevals_mlflow.tracking import direct_store
+    from docevals_mlflow.tracking.direct_rows import insert_rows
+    from docevals_mlflow.tracking.trace_fields import field_traces
+    from docevals_mlflow.tracking.trace_policy import parse_trace_policy
+    from docevals_mlflow.tracking.trace_rows import SENTINEL, trace_rows
+
+    report = json.loads((work / f"process-{size}.json").read_text(encoding="utf-8"))
+    store = Path(tracking_uri.removeprefix("sqlite:///"))
+    with sqlite3.connect(store) as connection:
+        experiment = connection.execute(
+            "SELECT experiment_id FROM experiments WHERE name = 'bench'"
+        ).fetchone()[0]
+    location = f"file://{work}/traces/{SENTINEL}/artifacts"
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        records = field_traces(report, parse_trace_policy("all"), source="expected.jsonl")
+        built = time.perf_counter()
+        rows = trace_rows(location, "0" * 32, str(experiment), records, 0, plain_only=True)
+        done = time.perf_counter()
+        copy = work / "steps.db"
+        shutil.copyfile(store, copy)
+        # The direct path's own connection (its pragmas), as write_direct opens it.
+        with direct_store._connection(copy) as connection:
+            inserting = time.perf_counter()
+            connection.execute("BEGIN IMMEDIATE")
+            for table, columns, values in rows.named_tables():
+                insert_rows(connection, table, columns, values)
+            connection.execute("COMMIT")
+            inserted = time.perf_counter()
+        copy.unlink()
+        for label, seconds in (
+            ("trace records", built - start),
+            ("SQL rows", done - built),
+            ("inserts and commit", inserted - inserting),
+        ):
+            best[label] = min(seconds, best.get(label, seconds))
+    shown = ", ".join(f"{label} {1000 * seconds:.0f} ms" for label, seconds in best.items())
+    print(
+        f"\ntraces of {size:,} documents in process ({len(records):,} traces, "
+        f"{len(rows.assessments):,} assessments): {shown}"
+    )
+
+
+def new_processes(work: Path, tracking_uri: str, size: int, repeat: int) -> None:
+    """``docevals fields`` for ``size`` documents in a new process: off, ``--traces
+    none`` and default traces (imports included, as a user waits for them)."""
+    inputs = write_inputs(work / f"inputs-{size}", size, FIELDS)
+    argv = fields_argv(inputs, work / f"process-{size}.json")
+    on = [*argv, "--tracking-uri", tracking_uri, "--experiment", "bench"]
+    ways = {"off": [*argv, "--no-mlflow"], "--traces none": [*on, "--traces", "none"]}
+    ways["default traces"] = on
+    cli_seconds(ways["default traces"], 1)  # the experiment and a run in it: a warm store
+    shown = ", ".join(f"{label} {cli_seconds(way, repeat):.2f} s" for label, way in ways.items())
+    print(f"\n{size:,} documents, new process (docevals fields): {shown}")
+
+
 def main_benchmark() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="100,1000,10000", help="document counts")
@@ -349,6 +417,12 @@ def main_benchmark() -> None:
             table = measure(work, sizes, args.repeat, uri, traces)
             print_table("docevals fields, 10 fields a document, warm SQLite store:", table)
             client_calls(work, sizes, uri)
+            if traces and 1000 in sizes:
+                # A store of their own: the one above holds the largest sizes' traces
+                # by now, which would make these figures depend on --sizes.
+                steps = warm_sqlite(work / "steps")
+                new_processes(work, steps, 1000, args.repeat)
+                trace_steps(work, steps, 1000, args.repeat)
             receipts(work, uri, args.repeat)
             if not args.no_postgres:
                 with postgres_tracking(work) as server:

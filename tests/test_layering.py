@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("reports",),
     ("compare", "quickstart", "compat"),
     ("tracking",),
-    ("spark",),
+    ("spark", "reviewapp"),
     ("cli",),
     ("__init__", "__main__"),
 )
@@ -37,7 +37,14 @@ sharing a layer do not import each other. ``__init__`` is the top-level package.
 
 LAYER_OF = {part: index for index, layer in enumerate(LAYERS) for part in layer}
 
-THIRD_PARTY_HOMES = {"mlflow": "tracking", "httpx": "judges", "pyspark": "spark"}
+THIRD_PARTY_HOMES = {
+    "mlflow": "tracking",
+    "httpx": "judges",
+    "pyspark": "spark",
+    "starlette": "reviewapp",
+    "uvicorn": "reviewapp",
+    "jinja2": "reviewapp",
+}
 """Top-level names of optional heavy dependencies → the only part that imports them."""
 
 

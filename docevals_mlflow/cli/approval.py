@@ -52,6 +52,15 @@ def register_approve(commands: Any) -> None:
     )
     parser.add_argument("--notes", default="", help="approval notes")
     parser.add_argument("--force", action="store_true", help="replace an existing --output")
+    parser.add_argument(
+        "--policy",
+        type=Path,
+        metavar="POLICY",
+        help="approve the review's signed chain (preparer, reviewer layers, adjudicator) "
+        "under this approval policy: refused, with nothing written, unless the chain is "
+        "complete, every signature matches the policy's keys, nobody holds two separated "
+        "roles and no field is unresolved",
+    )
     parser.set_defaults(handler=run_approve)
 
 
@@ -63,6 +72,8 @@ def run_approve(args: argparse.Namespace) -> int:
 
     if args.unsigned and args.signing_key:
         raise InputError("--unsigned and --signing-key contradict each other")
+    if args.policy is not None:
+        return _run_approve_chain(args)
     # --force replaces an approval, never the review file or the key it came from.
     key = existing_path(args.signing_key or os.environ.get(SIGNING_KEY_VARIABLE) or "")
     check_paths(
@@ -97,6 +108,51 @@ def run_approve(args: argparse.Namespace) -> int:
         f"approved case {approved.case_id} by {record.approved_by} at {record.approved_at}: "
         f"{len(approved.rows)} row(s), {len(record.resolutions)} resolution(s); "
         f"content sha256 {record.content_sha256}; {signed}"
+    )
+    print(f"wrote {args.output}")
+    return EXIT_OK
+
+
+def _run_approve_chain(args: argparse.Namespace) -> int:
+    """``approve --policy``: the chain is checked in full before anything is written."""
+    from docevals_mlflow.groundtruth.approval import write_approved
+    from docevals_mlflow.groundtruth.approval_chain import approve_chain
+    from docevals_mlflow.groundtruth.chain_policy import load_policy
+
+    if args.unsigned:
+        raise InputError("--unsigned and --policy contradict each other (a chain is signed)")
+    if not args.approved_by:
+        raise InputError("--policy needs --approved-by NAME (the approver's person id)")
+    value = args.signing_key or os.environ.get(SIGNING_KEY_VARIABLE) or ""
+    if not value:
+        raise InputError(
+            f"no signing key: pass --signing-key PATH or set {SIGNING_KEY_VARIABLE} "
+            "(the approver's key in the policy)"
+        )
+    key = existing_path(value)
+    check_paths(
+        [
+            Input("review file", args.file),
+            Input("--policy", args.policy),
+            Input("the signing key", key) if key else None,
+        ],
+        [Output("--output", args.output)],
+    )
+    if not args.force and args.output.exists():
+        raise InputError(
+            "exists already; an approval is never replaced silently (pass --force)",
+            source=str(args.output),
+        )
+    policy = load_policy(args.policy)
+    approved = approve_chain(args.file, policy, args.approved_by, value, notes=args.notes)
+    write_approved(approved, args.output, overwrite=args.force)
+    record = approved.record
+    assert record.chain is not None
+    acts = ", ".join(f"{act.role} {act.person}" for act in record.chain.signatures)
+    print(
+        f"approved case {approved.case_id} by {record.approved_by} at {record.approved_at} "
+        f"under policy {args.policy}: {len(approved.rows)} row(s); chain: {acts}; content "
+        f"sha256 {record.content_sha256}; signed with key {record.key_id}"
     )
     print(f"wrote {args.output}")
     return EXIT_OK
@@ -184,6 +240,14 @@ def register_verify(commands: Any) -> None:
         action="store_true",
         help="accept unsigned approvals after checking their content digest",
     )
+    parser.add_argument(
+        "--policy",
+        type=Path,
+        metavar="POLICY",
+        help="verify each file's whole approval chain against this policy, offline: every "
+        "signature (approver's with the policy's key), roles, keys, reviewer count, "
+        "adjudication and separated roles",
+    )
     parser.set_defaults(handler=run_verify)
 
 
@@ -192,6 +256,8 @@ def run_verify(args: argparse.Namespace) -> int:
     from docevals_mlflow.groundtruth.approval import load_approved_ground_truth
     from docevals_mlflow.groundtruth.signing import resolve_public_key
 
+    if args.policy is not None:
+        return _run_verify_chain(args)
     trusted = resolve_public_key(args.public_key)
     failed = 0
     for path in args.files:
@@ -228,3 +294,31 @@ def verified_line(approved: ApprovedGroundTruth, name: str) -> str:
         f"{record.approved_by} at {record.approved_at}; content sha256 "
         f"{record.content_sha256}; {signature}"
     )
+
+
+def _run_verify_chain(args: argparse.Namespace) -> int:
+    """``verify --policy``: each file's chain, one line each; exit 2 if any fails."""
+    from docevals_mlflow.groundtruth.approval_chain import load_chained_ground_truth
+    from docevals_mlflow.groundtruth.chain_policy import load_policy
+
+    if args.public_key or args.allow_unsigned:
+        raise InputError(
+            "--policy takes the keys from the policy: leave out --public-key and --allow-unsigned"
+        )
+    policy = load_policy(args.policy)
+    failed = 0
+    for path in args.files:
+        try:
+            approved, chain = load_chained_ground_truth(path, policy)
+        except DocEvalsError as exc:
+            failed += 1
+            print(f"docevals: error: {exc}", file=sys.stderr)
+            continue
+        acts = ", ".join(f"{act.role} {act.person}" for act in chain.signatures)
+        same = "" if chain.policy_matches else " (approved under another version of the policy)"
+        print(
+            f"OK {path}: case {approved.case_id}, {len(approved.rows)} row(s), approved by "
+            f"{approved.record.approved_by} at {approved.record.approved_at}; chain verified "
+            f"against {args.policy}{same}: {acts}"
+        )
+    return EXIT_BAD_INPUT if failed else EXIT_OK

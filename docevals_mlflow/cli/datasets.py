@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.cli.common import EXIT_OK
+from docevals_mlflow.cli.dataset_review import add_review_options
 from docevals_mlflow.cli.options import add_tracking_options
 from docevals_mlflow.errors import InputError
 
@@ -79,6 +80,7 @@ def _register_registration(commands: Any) -> None:
         action="store_true",
         help="do not update the MLflow GenAI evaluation dataset of the same name",
     )
+    add_review_options(registration)
     add_tracking_options(
         registration,
         log_by_default=False,
@@ -102,11 +104,14 @@ def _register_listing(commands: Any) -> None:
 
 
 def _run_register(args: argparse.Namespace) -> int:
+    from docevals_mlflow.cli.dataset_review import checked_sources, record_review
     from docevals_mlflow.tracking.datasets import register_ground_truth_dataset
 
+    # Everything that can refuse is checked before anything is registered.
+    sources, review = checked_sources(args)
     version = register_ground_truth_dataset(
         args.name,
-        args.sources,
+        sources,
         tracking_uri=args.tracking_uri,
         experiment=args.experiment,
         public_key=args.public_key,
@@ -126,6 +131,9 @@ def _run_register(args: argparse.Namespace) -> int:
             f"unchanged: version {version.version} already holds this content; nothing was "
             "registered (--force registers a new version)"
         )
+    elif review is not None:
+        for line in record_review(version.run_id, args.tracking_uri, review):
+            print(line)
     for warning in version.warnings:
         print(f"docevals: warning: {warning}", file=sys.stderr)
     return EXIT_OK

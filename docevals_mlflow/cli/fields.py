@@ -324,7 +324,8 @@ def _evaluation_dataset(args: argparse.Namespace) -> str | None:
 
 
 def _dashboard(report: Any) -> str:
-    from docevals_mlflow.reports.dashboard import render_fields_dashboard
+    # Its own module: reports.dashboard also imports the evaluation and split pages.
+    from docevals_mlflow.reports.fields_dashboard import render_fields_dashboard
 
     return render_fields_dashboard(report)
 

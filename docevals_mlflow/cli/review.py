@@ -3,7 +3,9 @@ to a signed approval anyone can check.
 
 This module registers the four commands and holds ``review``, which lists a review
 file's pending items or records decisions on them; the other three live in
-:mod:`docevals_mlflow.cli.approval`."""
+:mod:`docevals_mlflow.cli.approval`. ``docevals review <subcommand>`` (``answer``,
+``agreement``, ``status``: :mod:`docevals_mlflow.cli.review_layers`) works on the
+reviewers' layers."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docevals_mlflow.cli import approval
-from docevals_mlflow.cli.common import EXIT_OK
+from docevals_mlflow.cli import approval, review_layers, review_log, review_serve, review_sign
+from docevals_mlflow.cli.common import EXIT_OK, Parser, check_text_arguments
 from docevals_mlflow.errors import InputError
 
 if TYPE_CHECKING:
@@ -29,14 +31,63 @@ def register(commands: Any) -> None:
 
 # --- review -------------------------------------------------------------------------
 
+NESTED_COMMANDS: tuple[Any, ...] = (review_layers, review_serve, review_sign, review_log)
+"""Modules whose ``register(review_commands)`` adds ``docevals review <name>``
+subcommands (``answer``, ``agreement``, ``status``, ...)."""
+
+
+class _ReviewParser(Parser):
+    """``docevals review FILE [--set ...]``, or ``docevals review <subcommand> ...``.
+
+    argparse cannot give one command both a file argument and subcommands, so the
+    first argument decides: a subcommand's name goes to the nested parser, anything
+    else is the review file as before (a file named like a subcommand: ``./answer``).
+    """
+
+    nested: Parser
+    names: frozenset[str] = frozenset()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args and args[0] in self.names:
+            found, rest = self.nested.parse_known_args(args, namespace)
+            handler = found.handler
+            found.handler = lambda parsed: _run_nested(self.nested, handler, parsed)
+            return found, rest
+        return super().parse_known_args(args, namespace)
+
+
+def _run_nested(nested: Parser, handler: Any, args: argparse.Namespace) -> int:
+    # The top-level check sees only `review`'s own options; check the subcommand's.
+    check_text_arguments(
+        nested, argparse.Namespace(**{**vars(args), "command": args.review_command})
+    )
+    code: int = handler(args)
+    return code
+
 
 def _register_review(commands: Any) -> None:
     parser = commands.add_parser(
         "review",
-        help="list a review file's pending items, or record decisions on them",
+        help="list a review file's pending items, or record decisions on them; "
+        "reviewers' layers: review answer / agreement / status",
         description="Without options: list the disputed fields of a ground-truth review "
         "file with each provider's candidate values. With --set/--omit/--reopen: record "
         "the decisions and rewrite the file atomically (refused if it changed meanwhile).",
+    )
+    nested = Parser(prog="docevals review")
+    review_commands = nested.add_subparsers(
+        dest="review_command", required=True, parser_class=Parser
+    )
+    for module in NESTED_COMMANDS:
+        module.register(review_commands)
+    parser.__class__ = _ReviewParser
+    parser.nested = nested
+    parser.names = frozenset(review_commands.choices)
+    parser.epilog = (
+        f"Subcommands for several reviewers: {', '.join(sorted(review_commands.choices))} "
+        "(docevals review SUBCOMMAND --help)."
     )
     parser.add_argument("file", type=Path, help="review file (JSON)")
     parser.add_argument(

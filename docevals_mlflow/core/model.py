@@ -7,9 +7,13 @@ instead of pydantic's multi-line ``ValidationError``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import SchemaValidator
 
 from docevals_mlflow.errors import InputError
 
@@ -117,6 +121,97 @@ class DocEvalsModel(BaseModel):
             )
         except ValidationError as exc:
             raise input_error_from_validation(exc, title=cls.__name__) from None
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_LEAN: dict[type[BaseModel], SchemaValidator | None] = {}
+_LEAN_LOCK = threading.Lock()
+
+
+def validate_lean(model: type[ModelT], data: Any) -> ModelT:
+    """``model.model_validate(data)`` without a Python call per nested record.
+
+    Pydantic calls a model's own ``__init__`` for every nested instance it validates,
+    and :class:`DocEvalsModel` has one (to raise :class:`InputError`), so a file of
+    thousands of nested records pays that call thousands of times. This validates
+    with the same schema minus those calls (same checks, same objects); only when that
+    fails does ``model.model_validate`` run again, to raise exactly the error it always
+    raised (nested records named as before).
+    """
+    validator = lean_validator(model)
+    if validator is not None:
+        try:
+            return validator.validate_python(data)  # type: ignore[no-any-return]
+        except ValidationError:
+            pass
+    return model.model_validate(data)
+
+
+def lean_validator(model: type[BaseModel]) -> SchemaValidator | None:
+    """The validator :func:`validate_lean` uses (built once per model; ``None`` when
+    the model nests no record whose ``__init__`` is :class:`DocEvalsModel`'s)."""
+    with _LEAN_LOCK:
+        if model not in _LEAN:
+            lean: list[type[BaseModel]] = []
+            schema, classes = copy_core_schema(
+                model.__pydantic_core_schema__, lambda node: _skip_init_call(node, lean)
+            )
+            with schemas_as_given(classes):
+                _LEAN[model] = SchemaValidator(schema) if lean else None
+        return _LEAN[model]
+
+
+def _skip_init_call(node: dict[str, Any], lean: list[type[BaseModel]]) -> None:
+    cls = node.get("cls")
+    if (
+        node.get("type") == "model"
+        and node.get("custom_init")
+        and getattr(cls, "__init__", None) is DocEvalsModel.__init__
+    ):
+        node["custom_init"] = False
+        lean.append(cls)  # type: ignore[arg-type]
+
+
+def copy_core_schema(
+    schema: Any, edit: Callable[[dict[str, Any]], None]
+) -> tuple[Any, list[type[BaseModel]]]:
+    """A copy of a pydantic core schema with ``edit`` applied to each of its dicts
+    (innermost first), and the model classes in it (for :func:`schemas_as_given`).
+
+    Dicts and lists are copied (the model's own schema stays as it is); anything else
+    (classes, functions) is shared.
+    """
+    classes: list[type[BaseModel]] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        copied = {key: walk(value) for key, value in node.items()}
+        if copied.get("type") == "model" and isinstance(copied.get("cls"), type):
+            classes.append(copied["cls"])
+        edit(copied)
+        return copied
+
+    return walk(schema), classes
+
+
+@contextmanager
+def schemas_as_given(classes: list[type[BaseModel]]) -> Iterator[None]:
+    """While a ``SchemaValidator`` or ``SchemaSerializer`` of an edited schema copy is
+    built: pydantic-core builds a nested model from the class's own prebuilt validator
+    (or serializer) whenever the class is complete, ignoring the schema given, so the
+    classes read as incomplete meanwhile (nothing else changes; restored at once)."""
+    flipped = [c for c in dict.fromkeys(classes) if c.__dict__.get("__pydantic_complete__")]
+    for cls in flipped:
+        cls.__pydantic_complete__ = False
+    try:
+        yield
+    finally:
+        for cls in flipped:
+            cls.__pydantic_complete__ = True
 
 
 class FrozenModel(DocEvalsModel):

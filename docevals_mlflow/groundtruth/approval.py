@@ -215,6 +215,24 @@ def load_approved_ground_truth(
         ApprovalError: it fails verification (the message names the file and what
             failed).
     """
+    approved = read_approved_file(path)
+    source = str(Path(path))
+    try:
+        trusted = resolve_public_key(public_key)
+        verification = verify_record(approved.record, approved.rows, trusted, require_signature)
+    except (ApprovalError, InputError) as exc:
+        raise exc.located(source=source) from None
+    approved._verification = verification
+    return approved
+
+
+def read_approved_file(path: str | os.PathLike[str]) -> ApprovedGroundTruth:
+    """An approved ground-truth file, validated but NOT verified (callers verify).
+
+    Raises:
+        InputFileNotFoundError: no such file.
+        InputError: not an approved ground-truth file, or malformed.
+    """
     file_path = Path(path)
     data = load_json_file(file_path, what="approved ground-truth file")
     source = str(file_path)
@@ -233,16 +251,9 @@ def load_approved_ground_truth(
                 expected=f"schema_version {APPROVAL_SCHEMA_VERSION} or lower",
             )
     try:
-        approved = ApprovedGroundTruth.model_validate(data)
+        return ApprovedGroundTruth.model_validate(data)
     except InputError as exc:
         raise exc.located(source=source) from None
-    try:
-        trusted = resolve_public_key(public_key)
-        verification = verify_record(approved.record, approved.rows, trusted, require_signature)
-    except (ApprovalError, InputError) as exc:
-        raise exc.located(source=source) from None
-    approved._verification = verification
-    return approved
 
 
 def write_approved(

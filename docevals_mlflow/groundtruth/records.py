@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import math
 import re
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from docevals_mlflow.core.fingerprints import canonical_json, sha256_json
 from docevals_mlflow.core.model import DocEvalsModel, FrozenModel
 from docevals_mlflow.core.paths import format_path, parse_path
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.groundtruth.chain_records import ApprovalChain
 from docevals_mlflow.groundtruth.models import (
     Candidate,
     DisagreementReason,
@@ -51,6 +60,13 @@ def _check_sha256(value: str | None) -> str | None:
     return value
 
 
+def _plain_scalar(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    return kind is float and math.isfinite(value)
+
+
 def _check_entries(kind: str, entries: list[Any], seen: dict[str, str]) -> None:
     for index, entry in enumerate(entries):
         where = f"{kind}[{index}]"
@@ -65,9 +81,12 @@ def _check_entries(kind: str, entries: list[Any], seen: dict[str, str]) -> None:
                 expected="each field path once, in claims or in review_items",
             )
         seen[key] = where
+    values = [entry.expected for entry in entries]
+    if all(_plain_scalar(value) for value in values):
+        return  # what canonical_json accepts, seen without writing it out
     try:
         # One pass over all values; only a failure is worth locating entry by entry.
-        canonical_json([entry.expected for entry in entries])
+        canonical_json(values)
     except InputError:
         for index, entry in enumerate(entries):
             try:
@@ -223,6 +242,10 @@ class ApprovalRecord(DocEvalsModel):
     key_id: str | None = None
     public_key: str | None = None
     signature: str | None = None
+    chain: ApprovalChain | None = None
+    """The signed chain behind the approval (preparer, reviewers, adjudicator,
+    approver), when it was approved under a policy; ``None`` for a single-signature
+    approval, whose files and signed payload then stay exactly as they were."""
 
     @field_validator("approved_by")
     @classmethod
@@ -262,9 +285,24 @@ class ApprovalRecord(DocEvalsModel):
                 raise ValueError(f"a signature needs {', '.join(missing)} as well")
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_empty_chain(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A record without a chain serialises (and so is signed) exactly as before
+        # chains existed: old signatures keep verifying, old files keep their bytes.
+        data: dict[str, Any] = handler(self)
+        if self.chain is None:
+            data.pop("chain", None)
+        return data
+
     def signed_payload(self) -> dict[str, Any]:
-        """Everything the signature covers: the record without ``signature``."""
-        return self.model_dump(mode="json", exclude={"signature"})
+        """Everything the signature covers: the record without ``signature`` (and,
+        in a chain, without the approver's own entry, which repeats that signature)."""
+        data = self.model_dump(mode="json", exclude={"signature"})
+        if self.chain is not None:
+            data["chain"]["signatures"] = [
+                act for act in data["chain"]["signatures"] if act["role"] != "approver"
+            ]
+        return data
 
     @property
     def signed(self) -> bool:

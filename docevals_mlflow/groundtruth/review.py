@@ -23,6 +23,7 @@ from typing import Any
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json, read_bytes_file
 from docevals_mlflow.core.fingerprints import sha256_bytes
+from docevals_mlflow.core.model import validate_lean
 from docevals_mlflow.core.values import is_empty
 from docevals_mlflow.errors import DocEvalsError, InputError, OutputError
 from docevals_mlflow.groundtruth.models import GenerationReport
@@ -85,7 +86,7 @@ def _parse_review(data: bytes, source: str) -> ReviewFile:
             expected=f"schema_version {REVIEW_SCHEMA_VERSION} or lower",
         )
     try:
-        return ReviewFile.model_validate(raw)
+        return validate_lean(ReviewFile, raw)
     except InputError as exc:
         raise _locate(exc, source, raw) from None
 

@@ -50,6 +50,12 @@ SIGNATURES_TAG = "docevals.dataset.signatures"
 DESCRIPTION_TAG = "docevals.dataset.description"
 GENAI_TAG = "docevals.dataset.genai_dataset_id"
 GENAI_WARNING_TAG = "docevals.warning.genai_dataset"
+CHAIN_PEOPLE_TAG = "docevals.dataset.chain.people"
+CHAIN_KEYS_TAG = "docevals.dataset.chain.key_ids"
+CHAIN_POLICIES_TAG = "docevals.dataset.chain.policies"
+POLICY_TAG = "docevals.dataset.policy"
+"""Fingerprint of the policy ``register-dataset --policy`` verified every chain against."""
+_CHAIN_ROLES = ("preparer", "reviewer", "adjudicator", "approver")
 _MAX_TAG = 5000
 _CLAIM_ATTEMPTS = 20
 _NOTE_CASES = 50
@@ -253,6 +259,7 @@ def approval_bundle(content: ApprovalContent) -> BundleWriter:
     if key_ids:
         writer.tag(KEY_IDS_TAG, bounded(", ".join(key_ids)))
     writer.tag(SIGNATURES_TAG, content.signatures)
+    chain_tags(writer, cases)
     if description:
         writer.tag(DESCRIPTION_TAG, bounded(description))
     writer.tag("mlflow.note.content", approval_note(name, version, digest, description, cases))
@@ -274,6 +281,44 @@ def approval_bundle(content: ApprovalContent) -> BundleWriter:
         records_frame(cases),
     )
     return writer
+
+
+def chain_tags(writer: BundleWriter, cases: list[ApprovedGroundTruth]) -> None:
+    """The approval chains of ``cases`` as tags and params: who acted in which role,
+    with which key fingerprint, under which policies (each tag within MLflow's limit;
+    the whole chains are in the approval records artifact)."""
+    chains = [approved.record.chain for approved in cases if approved.record.chain is not None]
+    if not chains:
+        return
+    people: dict[str, set[str]] = {role: set() for role in _CHAIN_ROLES}
+    keys: dict[str, set[str]] = {}
+    for chain in chains:
+        for act in chain.signatures:
+            people[act.role].add(act.person)
+            keys.setdefault(act.person, set()).add(act.key_id)
+    writer.param("chain.cases", str(len(chains)))
+    writer.param("chain.signatures", str(sum(len(chain.signatures) for chain in chains)))
+    writer.tag(
+        CHAIN_PEOPLE_TAG,
+        bounded(
+            "; ".join(
+                f"{role}: {', '.join(sorted(people[role]))}"
+                for role in _CHAIN_ROLES
+                if people[role]
+            )
+        ),
+    )
+    writer.tag(
+        CHAIN_KEYS_TAG,
+        bounded(
+            "; ".join(
+                f"{person}={key_id}"
+                for person, key_ids in sorted(keys.items())
+                for key_id in sorted(key_ids)
+            )
+        ),
+    )
+    writer.tag(CHAIN_POLICIES_TAG, bounded(", ".join(sorted({c.policy_sha256 for c in chains}))))
 
 
 def version_info(run: Any, uri: str, **extra: Any) -> DatasetVersion:
@@ -299,6 +344,26 @@ def version_info(run: Any, uri: str, **extra: Any) -> DatasetVersion:
         warnings=[tags[GENAI_WARNING_TAG]] if GENAI_WARNING_TAG in tags else [],
         **extra,
     )
+
+
+def record_approval_review(
+    run_id: str,
+    tracking_uri: str | None,
+    *,
+    policy_sha256: str | None = None,
+    metrics: dict[str, float] | None = None,
+) -> int:
+    """Add to a registered version's approval run the policy its chains were verified
+    against (:data:`POLICY_TAG`) and the reviewers' agreement metrics
+    (:mod:`~docevals_mlflow.tracking.review_metrics`); returns how many metrics were
+    logged (those already there with the same value are not logged again)."""
+    from docevals_mlflow.tracking.review_metrics import log_agreement_metrics
+
+    client, uri = tracking_client(tracking_uri)
+    with refusals(uri):
+        if policy_sha256 is not None:
+            client.set_tag(run_id, POLICY_TAG, policy_sha256)
+        return log_agreement_metrics(client, run_id, metrics or {}) if metrics else 0
 
 
 def abandon(client: Any, run_id: str) -> None:

@@ -31,7 +31,14 @@ def public_key_of(public_key: PublicKeyLike | None) -> PublicKey | None:
     return resolve_public_key(public_key)
 
 
-def _approved_files(path: Path) -> list[Path]:
+def approved_files(path: Path) -> list[Path]:
+    """The approved files at ``path``: the file itself, or a folder's ``.json`` files
+    (hidden ones left out), sorted.
+
+    Raises:
+        InputError: the folder holds no ``.json`` file.
+        InputFileNotFoundError: there is no such file.
+    """
     if path.is_dir():
         files = sorted(
             entry
@@ -75,7 +82,7 @@ def collect_approved(
             )
             found.append((item, f"item {position}"))
         elif isinstance(item, (str, os.PathLike)):
-            for file in _approved_files(Path(item)):
+            for file in approved_files(Path(item)):
                 try:
                     loaded = load_approved_ground_truth(
                         file, public_key, require_signature=require_signature

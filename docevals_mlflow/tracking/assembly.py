@@ -162,20 +162,14 @@ def assemble_fields(
 
     report = comparison.to_report() if isinstance(comparison, BatchComparison) else comparison
     schema = options.schema
-    if schema is not None and schema.sha256 != report["schema"]["sha256"]:
-        # specs/schema.json must be the text the figures were computed with.
-        raise InputError(
-            f"the schema given ({schema.schema_id!r} version {schema.version!r}) is not the "
-            f"one the comparison used ({report['schema']['id']!r} version "
-            f"{report['schema']['version']!r})",
-            expected="the schema passed to the comparison",
-        )
+    _check_schema(schema, report)
     if markdown is None:
         from docevals_mlflow.reports.fields_markdown import render_fields_markdown
 
         markdown = render_fields_markdown(report)
     if dashboard is None:
-        from docevals_mlflow.reports.dashboard import render_fields_dashboard
+        # Its own module: reports.dashboard also imports the evaluation and split pages.
+        from docevals_mlflow.reports.fields_dashboard import render_fields_dashboard
 
         dashboard = render_fields_dashboard(report)
     writer, options = _start(options)
@@ -197,6 +191,17 @@ def assemble_fields(
     policy = rank_documents(options.trace_policy, writer, options, report)
     traces = field_traces(report, policy, source=source or None)
     return AssembledRun(writer, options, traces)
+
+
+def _check_schema(schema: Any, report: Mapping[str, Any]) -> None:
+    # specs/schema.json must be the text the figures were computed with.
+    if schema is not None and schema.sha256 != report["schema"]["sha256"]:
+        raise InputError(
+            f"the schema given ({schema.schema_id!r} version {schema.version!r}) is not the "
+            f"one the comparison used ({report['schema']['id']!r} version "
+            f"{report['schema']['version']!r})",
+            expected="the schema passed to the comparison",
+        )
 
 
 # --- case, pipeline and suite evaluations -------------------------------------------
@@ -312,7 +317,11 @@ def assemble_generation(
         experiment=DEFAULT_GENERATION_EXPERIMENT,
     )
     layout_generation_run(writer, reports, review_files=review_files, settings=settings)
-    return _assembled(writer, options)
+    from docevals_mlflow.tracking.generation_runs import generation_cases
+    from docevals_mlflow.tracking.generation_traces import generation_traces
+
+    finals = [stages[-1] for stages in generation_cases(reports).values()]
+    return _assembled(writer, options, generation_traces(finals, options.trace_policy))
 
 
 # --- approvals ------------------------------------------------------------------------

@@ -14,7 +14,8 @@ through MLflow as before (:func:`direct_case` says what qualifies):
 * the experiment (found, or created here) is active with a simple local artifact
   location;
 * the bundle needs nothing only MLflow does: no prompt to register, no span MLflow's
-  storage translation would change, no trace rollups switched on, no workspaces;
+  storage translation would change (a span found to be one while the rows are built
+  rolls the write back), no trace rollups switched on, no workspaces;
 * ``DOCEVALS_DIRECT_STORE`` is not ``0``.
 
 Safety: the write runs under the store's lock
@@ -56,7 +57,7 @@ from docevals_mlflow.tracking.layout_shared import headline_view_tags
 from docevals_mlflow.tracking.run_contents import dataset_rows, renamed_index
 from docevals_mlflow.tracking.store_lock import store_lock
 from docevals_mlflow.tracking.trace_records import TraceRecord, redacted
-from docevals_mlflow.tracking.trace_rows import SENTINEL, plain_records, trace_rows
+from docevals_mlflow.tracking.trace_rows import SENTINEL, NotPlainSpan, may_be_plain, trace_rows
 from docevals_mlflow.tracking.uris import experiment_artifact_location, public_uri
 
 SWITCH_VARIABLE = "DOCEVALS_DIRECT_STORE"
@@ -65,6 +66,7 @@ TRACES_TAG = "docevals.traces"
 TRACES_WARNING_TAG = "docevals.warning.traces"
 _OFF = {"0", "false", "no", "off"}
 _RUN_NAME_TAG = "mlflow.runName"
+_CACHE_KIB = 64 * 1024
 
 
 def store_file(uri: str) -> Path | None:
@@ -99,7 +101,10 @@ def direct_case(
     bundle = legal.bundle
     if not run_name or _RUN_NAME_TAG in bundle.tags or _needs_registry(legal, artifacts):
         return None
-    if traces and not plain_records(traces):
+    # A provider call's span is MLflow's to store; other spans are checked as their
+    # rows are built (NotPlainSpan): looking at every span's text here as well
+    # encoded each one twice.
+    if traces and not may_be_plain(traces):
         return None
     return store_file(uri)
 
@@ -193,6 +198,11 @@ def _connection(path: Path) -> Iterator[sqlite3.Connection]:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_RETRY_SECONDS * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
+        # Room for every page a large batch of traces changes (13,000 assessment rows
+        # touch pages of eight indexes): with SQLite's default 2 MB, pages spill to
+        # the file mid-transaction, each spill syncing the journal first. Memory only
+        # as used; durability unchanged (journal and synchronous as the store has them).
+        connection.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         yield connection
     finally:
         connection.close()
@@ -277,11 +287,17 @@ def _insert_traces(
     connection.execute("SAVEPOINT traces")
     try:
         template = append_to_location(location, "traces", SENTINEL, "artifacts")
-        rows = trace_rows(template, run_id, str(experiment_id), redacted(traces), now_ms())
+        rows = trace_rows(
+            template, run_id, str(experiment_id), redacted(traces), now_ms(), plain_only=True
+        )
         for table, columns, values in rows.named_tables():
             insert_rows(connection, table, columns, values)
         tag = (TRACES_TAG, str(len(traces)))
         connection.execute("RELEASE traces")
+    except NotPlainSpan:
+        # Rare (a text input, a "model" key): the whole run goes MLflow's way, whose
+        # span translation decides that row; this transaction is rolled back.
+        raise _NotDirect from None
     except Exception as exc:
         connection.execute("ROLLBACK TO traces")
         connection.execute("RELEASE traces")

@@ -216,10 +216,15 @@ def fields_summary(report: Mapping[str, Any], verdict: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+# json.dumps with options builds a new encoder for every call; a table of 10,000 rows
+# encodes up to 20,000 values, so one shared encoder (encode is stateless) is kept.
+_VALUE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def _text_value(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _VALUE_ENCODER.encode(value)
 
 
 _ROW_COLUMNS = ("document_id", "document_class", *REPORT_ROW_FIELDS)

@@ -28,6 +28,10 @@ the stages before it (a panel that was adjudicated) go to
 settings of the generation, when known, become ``generation.adjudicate``,
 ``generation.union``, ``generation.document_mode`` and ``generation.config_sha256``.
 
+Each case's final report also gets an MLflow trace, as the run's traces policy selects
+(:mod:`~docevals_mlflow.tracking.generation_traces`), which ``docevals review log``
+later adds the reviewers' answers to.
+
 The layout does not import mlflow; :func:`log_generation` logs it.
 """
 

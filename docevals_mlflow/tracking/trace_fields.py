@@ -11,12 +11,12 @@ module does not import mlflow.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow.tracking.trace_policy import TracePolicy
 from docevals_mlflow.tracking.trace_records import FeedbackRecord, SpanRecord, TraceRecord
+from docevals_mlflow.tracking.trace_spans import dumps
 
 DOCUMENT_F1 = "document_f1"
 """The name of the document-level F1 feedback."""
@@ -168,6 +168,10 @@ def field_call_usage(report: Mapping[str, Any]) -> dict[str, float]:
 def _field_feedback(
     template: str, rows: list[Mapping[str, Any]], model: str | None = None
 ) -> FeedbackRecord:
+    """A field's feedback: its outcome, method, score, expected and actual values (the
+    outcomes counted when the document compared it several times, in a list)."""
+    if len(rows) == 1:
+        return _one_value_feedback(template, rows[0], model)
     outcomes = [str(row.get("outcome")) for row in rows]
     if len(set(outcomes)) == 1:
         value = outcomes[0]
@@ -187,16 +191,38 @@ def _field_feedback(
     scores = [float(row["score"]) for row in rows if row.get("score") is not None]
     if scores:
         metadata["score"] = str(min(scores))
-    if len(rows) == 1:
-        metadata["path"] = str(first.get("path"))
-        metadata["expected"] = _text(first.get("expected"))
-        metadata["actual"] = _text(first.get("actual"))
-    else:
-        metadata["comparisons"] = str(len(rows))
-        metadata["expected"] = _text({str(row.get("path")): row.get("expected") for row in rows})
-        metadata["actual"] = _text({str(row.get("path")): row.get("actual") for row in rows})
+    metadata["comparisons"] = str(len(rows))
+    metadata["expected"] = _text({str(row.get("path")): row.get("expected") for row in rows})
+    metadata["actual"] = _text({str(row.get("path")): row.get("actual") for row in rows})
     return FeedbackRecord(
         name=template[:250], value=value, rationale="; ".join(reasons) or None, metadata=metadata
+    )
+
+
+def _one_value_feedback(template: str, row: Mapping[str, Any], model: str | None) -> FeedbackRecord:
+    """:func:`_field_feedback` of a field compared once in the document (the common
+    case: ten thousand of them for a thousand documents), without its lists."""
+    value = str(row.get("outcome"))
+    metadata = {
+        "method": str(row.get("method")),
+        "outcome": value,
+        "matched": "true" if row.get("matched") else "false",
+    }
+    if model is not None:
+        metadata["model"] = model
+    if row.get("threshold") is not None:
+        metadata["threshold"] = str(row.get("threshold"))
+    if row.get("score") is not None:
+        metadata["score"] = str(float(row["score"]))
+    metadata["path"] = str(row.get("path"))
+    metadata["expected"] = _text(row.get("expected"))
+    metadata["actual"] = _text(row.get("actual"))
+    reason = row.get("reason")
+    return FeedbackRecord(
+        name=template[:250],
+        value=value,
+        rationale=(str(reason) or None) if reason else None,
+        metadata=metadata,
     )
 
 
@@ -223,7 +249,7 @@ def _document_f1(document: Mapping[str, Any], *, kept_rows: bool) -> FeedbackRec
 
 
 def _text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else dumps(value)
     return text if len(text) <= _MAX_VALUE_TEXT else text[: _MAX_VALUE_TEXT - 1] + "…"
 
 

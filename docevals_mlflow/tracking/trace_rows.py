@@ -12,14 +12,14 @@ back with what its own calls write.
 
 Building the rows imports no mlflow (MLflow's small value rules are in
 :mod:`~docevals_mlflow.tracking.direct_values`), except for a span MLflow's storage
-translation would change (:func:`plain_records`), which goes through that translation.
+translation would change (:func:`may_be_plain`, :class:`NotPlainSpan`), which goes
+through that translation.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,9 +35,12 @@ from docevals_mlflow.tracking.direct_values import (
 from docevals_mlflow.tracking.trace_entities import GROUND_TRUTH, SOURCE_ID
 from docevals_mlflow.tracking.trace_records import TraceRecord
 from docevals_mlflow.tracking.trace_spans import (
+    RandomBytes,
     TraceIds,
+    dumps,
     duration_ms,
     previews,
+    random_size,
     span_dicts,
     trace_metadata,
     trace_tags,
@@ -177,59 +180,102 @@ class TraceRows:
 
 
 def trace_rows(
-    location: str, run_id: str, experiment_id: str, records: list[TraceRecord], now: int
+    location: str,
+    run_id: str,
+    experiment_id: str,
+    records: list[TraceRecord],
+    now: int,
+    *,
+    plain_only: bool = False,
 ) -> TraceRows:
     """The rows of ``records``, linked to the run ``run_id``. ``location`` is the
     artifact location tag MLflow gives a trace of the experiment, for the trace id
-    :data:`SENTINEL`."""
+    :data:`SENTINEL`.
+
+    Raises:
+        NotPlainSpan: ``plain_only`` and a span is one MLflow's storage translation
+            would change (the rows are then MLflow's to write).
+    """
     rows = TraceRows(int(experiment_id), {now})
+    random = RandomBytes()
     for record in records:
-        ids = TraceIds.new(len(record.spans) + 1)
-        trace_id = ids.trace_id
-        metadata = trace_metadata(record, run_id)
-        analytics = analytics_columns(metadata)
-        request, response = previews(record)
-        tags = trace_tags(record)
-        rows.info.append(
-            (
-                trace_id,
-                rows.experiment_id,
-                now,
-                duration_ms(record),
-                "ERROR" if record.failed else "OK",
-                None,
-                request,
-                response,
-                tags.pop(_TRACE_NAME),
-                *(analytics.get(name) for name in _ANALYTICS),
-            )
-        )
-        tags[ARTIFACT_LOCATION_TAG] = location.replace(SENTINEL, trace_id)
-        tags[_SPANS_LOCATION] = "TRACKING_STORE"
-        rows.tags.extend((trace_id, key, value) for key, value in tags.items())
-        kept = {key: value for key, value in metadata.items() if key not in PROMOTED_METADATA_KEYS}
-        kept[_FINALIZED] = "true"
-        rows.metadata.extend((trace_id, key, value) for key, value in sorted(kept.items()))
+        spans = len(record.spans) + 1
+        ids = TraceIds.from_random(random.take(random_size(spans)), spans)
+        _add_trace(rows, record, ids, location, run_id, now)
         root_span_id = format(ids.span_ids[0], "016x")
-        rows.assessments.extend(_assessment_rows(record, trace_id, root_span_id, run_id, rows, now))
+        rows.assessments.extend(
+            _assessment_rows(record, ids.trace_id, root_span_id, run_id, rows, now, random)
+        )
         rows.spans.extend(
-            _span_row(entry, trace_id, rows.experiment_id) for entry in span_dicts(record, ids, now)
+            _span_row(entry, ids.trace_id, rows.experiment_id, plain_only)
+            for entry in span_dicts(record, ids, now)
         )
     return rows
 
 
-def plain_records(records: list[TraceRecord]) -> bool:
-    """Whether every span of ``records`` is one MLflow's storage translation leaves as
-    it is, so that its row needs no mlflow at all."""
+def _add_trace(
+    rows: TraceRows, record: TraceRecord, ids: TraceIds, location: str, run_id: str, now: int
+) -> None:
+    """The trace's ``trace_info`` row, its tags and its metadata."""
+    trace_id = ids.trace_id
+    metadata = trace_metadata(record, run_id)
+    analytics = analytics_columns(metadata)
+    request, response = previews(record)
+    tags = trace_tags(record)
+    rows.info.append(
+        (
+            trace_id,
+            rows.experiment_id,
+            now,
+            duration_ms(record),
+            "ERROR" if record.failed else "OK",
+            None,
+            request,
+            response,
+            tags.pop(_TRACE_NAME),
+            *(analytics.get(name) for name in _ANALYTICS),
+        )
+    )
+    tags[ARTIFACT_LOCATION_TAG] = location.replace(SENTINEL, trace_id)
+    tags[_SPANS_LOCATION] = "TRACKING_STORE"
+    rows.tags.extend((trace_id, key, value) for key, value in tags.items())
+    kept = {key: value for key, value in metadata.items() if key not in PROMOTED_METADATA_KEYS}
+    kept[_FINALIZED] = "true"
+    rows.metadata.extend((trace_id, key, value) for key, value in sorted(kept.items()))
+
+
+class NotPlainSpan(Exception):
+    """A span whose row MLflow's storage translation would change (so it needs mlflow)."""
+
+
+def may_be_plain(records: list[TraceRecord]) -> bool:
+    """``False`` when a span of ``records`` is certainly one MLflow's storage
+    translation changes (a provider call: its type, model, usage, cost or attributes
+    of its own). A quick look that encodes no input or output: the spans' texts are
+    checked as their rows are built (:class:`NotPlainSpan`)."""
     for record in records:
-        ids = TraceIds.new(len(record.spans) + 1)
-        if not all(_plain(entry) for entry in span_dicts(record, ids, 0)):
-            return False
+        for span in record.spans:
+            kind = dumps(span.attributes.get("mlflow.spanType", span.span_type))
+            if (
+                span.attributes.keys() - _PLAIN_KEYS
+                or span.usage
+                or span.model
+                or span.provider
+                or span.cost_usd is not None
+                or kind in _TRANSLATED_TYPES
+            ):
+                return False
     return True
 
 
 def _assessment_rows(
-    record: TraceRecord, trace_id: str, span_id: str, run_id: str, rows: TraceRows, now: int
+    record: TraceRecord,
+    trace_id: str,
+    span_id: str,
+    run_id: str,
+    rows: TraceRows,
+    now: int,
+    random: RandomBytes,
 ) -> Iterator[tuple[Any, ...]]:
     # The columns SqlAssessments.from_mlflow_entity fills for the Expectation and
     # Feedback objects trace_entities builds.
@@ -238,7 +284,7 @@ def _assessment_rows(
     for name, value in record.expectations.items():
         if value is not None:
             yield (
-                "a-" + secrets.token_hex(16), trace_id, name, "expectation", json.dumps(value),
+                "a-" + random.take(16).hex(), trace_id, name, "expectation", json.dumps(value),
                 None, created, created, *common, *assessment_aggregate(value), "HUMAN",
                 GROUND_TRUTH, None, span_id, None, None, True, None,
             )  # fmt: skip
@@ -252,20 +298,24 @@ def _assessment_rows(
             }
         metadata = {**item.metadata, "mlflow.assessment.sourceRunId": run_id}
         yield (
-            "a-" + secrets.token_hex(16), trace_id, item.name, "feedback", json.dumps(item.value),
+            "a-" + random.take(16).hex(), trace_id, item.name, "feedback", json.dumps(item.value),
             json.dumps(error) if error else None, created, created, *common,
             *assessment_aggregate(item.value), "CODE", SOURCE_ID, run_id, span_id,
             item.rationale, None, True, json.dumps(metadata),
         )  # fmt: skip
 
 
-def _span_row(entry: dict[str, Any], trace_id: str, experiment_id: int) -> tuple[Any, ...]:
+def _span_row(
+    entry: dict[str, Any], trace_id: str, experiment_id: int, plain_only: bool
+) -> tuple[Any, ...]:
     # MLflow's translation applied to the dictionary MLflow's own Span would give
     # (a plain span of docevals' own comes out of it unchanged, and holds only JSON
     # values, which MLflow's encoder writes as json does).
     span_dict = entry
     if _plain(entry):
         content = json.dumps(span_dict, ensure_ascii=False)
+    elif plain_only:
+        raise NotPlainSpan(entry["name"])
     else:
         from mlflow.tracing.otel.translation import translate_span_when_storing
         from mlflow.tracing.utils import TraceJSONEncoder
@@ -305,6 +355,7 @@ _PLAIN_KEYS = {
     "mlflow.spanInputs",
     "mlflow.spanOutputs",
 }
+_TRANSLATED_TYPES = {'"LLM"', '"CHAT_MODEL"', '"UNKNOWN"'}
 
 
 def _plain(entry: dict[str, Any]) -> bool:
@@ -313,11 +364,7 @@ def _plain(entry: dict[str, Any]) -> bool:
     are neither text (which the translation may decode once more) nor hold a
     ``model`` (which it would take for the model's name)."""
     attributes = entry["attributes"]
-    if attributes.keys() != _PLAIN_KEYS or attributes["mlflow.spanType"] in {
-        '"LLM"',
-        '"CHAT_MODEL"',
-        '"UNKNOWN"',
-    }:
+    if attributes.keys() != _PLAIN_KEYS or attributes["mlflow.spanType"] in _TRANSLATED_TYPES:
         return False
     for key in ("mlflow.spanInputs", "mlflow.spanOutputs"):
         text = attributes[key]
@@ -357,7 +404,8 @@ __all__ = [
     "SENTINEL",
     "SPAN_COLUMNS",
     "TABLE_NAMES",
+    "NotPlainSpan",
     "TraceRows",
-    "plain_records",
+    "may_be_plain",
     "trace_rows",
 ]
