@@ -47,6 +47,7 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.core.results import MetricResult as MetricResult
     from docevals_mlflow.core.specs import EvaluationSpec as EvaluationSpec
     from docevals_mlflow.core.specs import OperationSpec as OperationSpec
+    from docevals_mlflow.core.statistics.planner import plan_sample_size as plan_sample_size
     from docevals_mlflow.core.values import values_equal as values_equal
     from docevals_mlflow.core.verdicts import combine_verdicts as combine_verdicts
     from docevals_mlflow.core.verdicts import failure_context as failure_context
@@ -353,6 +354,7 @@ _EXPORTS: dict[str, str] = {
     "log_generation": "docevals_mlflow.tracking.generation_runs",
     "log_split_report": "docevals_mlflow.tracking.split_api",
     "parse_path": "docevals_mlflow.core.paths",
+    "plan_sample_size": "docevals_mlflow.core.statistics.planner",
     "register_field_method": "docevals_mlflow.fields.registry",
     "register_ground_truth_dataset": "docevals_mlflow.tracking.datasets",
     "register_judge_provider": "docevals_mlflow.judges.providers",

@@ -184,7 +184,7 @@ def test_bad_input(
     assert found == []
 
 
-NEVER_LOGS = {"review", "approve", "keygen", "verify"}
+NEVER_LOGS = {"review", "approve", "keygen", "verify", "plan"}
 """Commands without MLflow options."""
 
 

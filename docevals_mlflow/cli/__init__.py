@@ -9,6 +9,7 @@ logged as MLflow runs unless ``--no-mlflow`` is given.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,9 @@ from docevals_mlflow.cli import (
     datasets,
     fields,
     generate,
+    plan,
     quickstart,
+    repeats,
     review,
     runs,
     split,
@@ -74,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         review,
         split,
         compare,
+        plan,
+        repeats,
     ):
         module.register(commands)
     return parser
@@ -106,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Inputs may nest up to 1,000 levels (core.datafiles); comparing such a document
     # walks one frame or two per level, more than Python's default 1,000.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), _RECURSION_LIMIT))
+    # MLflow draws a tqdm bar on stderr for every artifact download (a dataset, a
+    # baseline run's results) once tqdm is installed; the command's stderr is its
+    # one-line messages. A user who wants the bars sets the variable themselves.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -17,7 +17,7 @@ from docevals_mlflow.errors import InputError
 if TYPE_CHECKING:
     from docevals_mlflow.core.diagnostics import DisagreementBudget
     from docevals_mlflow.core.reports import EvaluationReport
-    from docevals_mlflow.judges.calibration import HumanLabel
+    from docevals_mlflow.judges.calibration import CalibrationReport, HumanLabel
     from docevals_mlflow.reports.files import AnyReport
 
 
@@ -29,7 +29,9 @@ def register(commands: Any) -> None:
         description="Pair human labels (JSON Lines or CSV: case_id, stage_id, claim_id, "
         "label, labeler) with a judge's verdicts in case or pipeline reports, and report "
         "agreement, Cohen's kappa with bootstrap intervals, a confusion matrix and, for "
-        "judge panels, Fleiss' kappa across the variants.",
+        "judge panels, Fleiss' kappa across the variants; and the case pass rate from the "
+        "judge alone, the humans alone and both combined (PPI++, corrected for the judge's "
+        "bias).",
     )
     parser.add_argument("reports", nargs="+", type=Path, help="case or pipeline report JSON")
     parser.add_argument(
@@ -133,6 +135,27 @@ def disagreement_line(budget: DisagreementBudget) -> str:
     )
 
 
+def _print_summary(report: CalibrationReport, args: argparse.Namespace) -> None:
+    """The verdict lines, the three pass rates, the panel and where the reports went."""
+    from docevals_mlflow.judges.calibration.correction import correction_lines
+
+    print(report.verdict_line("cases"))
+    print(report.verdict_line("claims"))
+    if report.pass_rate is not None:
+        for line in correction_lines(report.pass_rate, report.confidence):
+            print(line)
+    if report.panel is not None and report.panel.fleiss_kappa is not None:
+        print(f"Fleiss' κ across panel variants: {metric_text(report.panel.fleiss_kappa)}")
+    if report.disagreement is not None:
+        print(disagreement_line(report.disagreement))
+    if report.unmatched_labels:
+        print(
+            f"{len(report.unmatched_labels)} label(s) matched no judged case or claim "
+            "(listed in the report)"
+        )
+    print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+
+
 def run(args: argparse.Namespace) -> int:
     """Calibrate, write the reports, log the run, and gate on ``--min-kappa``."""
     from docevals_mlflow.core.atomic import atomic_write_text
@@ -164,18 +187,7 @@ def run(args: argparse.Namespace) -> int:
     atomic_write_text(args.output, json_text)
     if args.markdown is not None:
         atomic_write_text(args.markdown, markdown_text)
-    print(report.verdict_line("cases"))
-    print(report.verdict_line("claims"))
-    if report.panel is not None and report.panel.fleiss_kappa is not None:
-        print(f"Fleiss' κ across panel variants: {metric_text(report.panel.fleiss_kappa)}")
-    if report.disagreement is not None:
-        print(disagreement_line(report.disagreement))
-    if report.unmatched_labels:
-        print(
-            f"{len(report.unmatched_labels)} label(s) matched no judged case or claim "
-            "(listed in the report)"
-        )
-    print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
+    _print_summary(report, args)
 
     under = {} if args.min_kappa is None else {"case κ": args.min_kappa}
     breached = breaches(lambda _: report.cases.kappa, under=under)

@@ -57,6 +57,14 @@ def register(commands: Any) -> None:
         action="store_true",
         help="exit 1 when any candidate regressed significantly (CI gating)",
     )
+    parser.add_argument(
+        "--non-inferiority",
+        action="append",
+        default=[],
+        metavar="METRIC=MARGIN",
+        help="exit 1 unless each candidate is shown (one-sided test at --alpha) to be "
+        "at most MARGIN worse than the baseline on METRIC, e.g. f1=0.02; repeatable",
+    )
     # The usual tracking options, with help that says what they mean here: the
     # experiment also narrows the lookup of bare run names.
     add_tracking_options(
@@ -105,6 +113,9 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(f"--confidence {args.confidence:g}", expected="a level between 0 and 1")
     if args.resamples < 100:
         raise InputError(f"--resamples {args.resamples}", expected="at least 100")
+    from docevals_mlflow.compare.non_inferiority import parse_margins
+
+    args.margins = parse_margins(args.non_inferiority, [*FIELD_METRICS, CASE_METRIC])
     if args.metric is not None and args.metric not in (*FIELD_METRICS, CASE_METRIC):
         raise InputError(
             f"unknown metric {args.metric!r}",
@@ -194,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         resamples=args.resamples,
         confidence=args.confidence,
+        non_inferiority=args.margins,
     )
     print(comparison.summary())
     if args.output_dir is not None:
@@ -212,6 +224,9 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             print(logged.describe())
+    failed = [test for test in comparison.non_inferiority if not test.passed]
+    for test in failed:
+        print(f"docevals: not shown non-inferior: {test.candidate}: {test.text()}", file=sys.stderr)
     if args.fail_on_regression and comparison.has_regression:
         for _, row in comparison.regressions.iterrows():
             print(
@@ -222,4 +237,4 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT_BELOW_THRESHOLD
-    return EXIT_OK
+    return EXIT_BELOW_THRESHOLD if failed else EXIT_OK

@@ -140,6 +140,20 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="compare documents in N processes (default 1; 0 or 'auto': one per CPU); "
         "the figures are identical to one process",
     )
+    parser.add_argument(
+        "--intervals",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="95%% intervals of precision, recall, F1 and accuracy from resampling "
+        "documents (default on; see docs/statistics.md)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the intervals' resampling (default 0; same seed, same intervals)",
+    )
     spark = parser.add_argument_group(
         "Spark",
         "Read the inputs (JSON Lines files or Parquet) and compare them on Apache Spark "
@@ -385,8 +399,15 @@ def _local_report(
         workers=workers,
         **comparison_options(args),
     )
-    report: dict[str, Any] = batch.to_report()
+    report: dict[str, Any] = batch.to_report(intervals=_interval_settings(args))
     return report
+
+
+def _interval_settings(args: argparse.Namespace) -> Any:
+    """``--intervals``/``--no-intervals`` and ``--seed`` as ``to_report``'s ``intervals``."""
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
+
+    return args.intervals and IntervalSettings(seed=args.seed)
 
 
 def _print_outcome(

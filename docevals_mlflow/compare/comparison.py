@@ -20,7 +20,7 @@ metric over the documents (or cases) all runs share.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from docevals_mlflow.compare.changes import changes_between
 from docevals_mlflow.compare.deltas import case_flips, document_flips, judge_deltas, metric_deltas
 from docevals_mlflow.compare.effects import adjust, case_effects, field_effects
 from docevals_mlflow.compare.leaderboard import leaderboard
+from docevals_mlflow.compare.non_inferiority import check_margins, pair_non_inferiority
 from docevals_mlflow.compare.results import (
     CASE_METRIC,
     EFFECT_COLUMNS,
@@ -223,6 +224,7 @@ def compare_runs(
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
+    non_inferiority: Mapping[str, float] | None = None,
 ) -> Comparison:
     """Compare ``candidates`` with ``baseline`` (see the module docstring).
 
@@ -238,6 +240,9 @@ def compare_runs(
             give equal results.
         resamples: bootstrap resamples and random sign flips per test.
         confidence: level of the bootstrap intervals.
+        non_inferiority: ``{metric: margin}``: test, one-sided at ``alpha``, that each
+            candidate is not worse than the baseline by more than ``margin`` (see
+            :mod:`~docevals_mlflow.compare.non_inferiority`).
 
     Raises:
         ConfigurationError: an unknown metric, or alpha, confidence or resamples out
@@ -250,14 +255,20 @@ def compare_runs(
     settings = _settings(
         baseline, metric, alpha=alpha, seed=seed, resamples=resamples, confidence=confidence
     )
+    if non_inferiority:
+        check_margins(non_inferiority, _unit(baseline))
     pairs = [_compare_pair(baseline, candidate, settings) for candidate in candidates]
     frames = [pair.effects for pair in pairs]
     adjust(frames, settings)
     board = leaderboard(baseline, pairs, settings) if len(pairs) > 1 else None
+    tests = []
+    for pair in pairs if non_inferiority else ():
+        tests += pair_non_inferiority(pair, non_inferiority or {}, settings)
     return Comparison(
         baseline=baseline,
         pairs=tuple(pairs),
         settings=settings,
         leaderboard=board,
         notes=tuple(_resolution_notes(frames, settings)),
+        non_inferiority=tuple(tests),
     )

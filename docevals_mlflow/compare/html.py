@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from docevals_mlflow._version import __version__
 from docevals_mlflow.compare.changes import Changes, TextDiff
+from docevals_mlflow.compare.non_inferiority import TABLE_HEADER, table_rows
 from docevals_mlflow.compare.text import (
     NOT_SIGNIFICANT_NOTE,
     RESULT_TEXT,
@@ -325,6 +326,12 @@ def render_comparison_html(comparison: Comparison) -> str:
     if comparison.leaderboard is not None:
         page.section("Leaderboard")
         page.figure(leaderboard_figure(comparison), "fig-leaderboard")
+    if comparison.non_inferiority:
+        page.section("Non-inferiority")
+        page.add(
+            html_table(list(TABLE_HEADER), table_rows(comparison.non_inferiority), numeric=0)
+            + html_note("Only non-inferior passes the gate; inconclusive fails it.")
+        )
     for number_, pair in enumerate(comparison.pairs, start=1):
         page.section(f"{pair.candidate.label} vs {pair.baseline.label}")
         page.add(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.compare.changes_markdown import changes_markdown
 from docevals_mlflow.compare.deltas import COUNT_STATISTICS
+from docevals_mlflow.compare.non_inferiority import markdown_lines as non_inferiority_markdown
 from docevals_mlflow.compare.text import (
     NOT_SIGNIFICANT_NOTE,
     RESULT_TEXT,
@@ -295,6 +296,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     for note in comparison.notes:
         lines += [f"> {note}", ""]
     lines += _leaderboard_lines(comparison)
+    lines += non_inferiority_markdown(comparison.non_inferiority)
     for pair in comparison.pairs:
         lines += pair_markdown(pair, comparison)
     lines += [

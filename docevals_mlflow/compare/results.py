@@ -17,6 +17,8 @@ from docevals_mlflow.compare.statistics import LOWER_IS_BETTER
 if TYPE_CHECKING:
     import pandas as pd
 
+    from docevals_mlflow.compare.non_inferiority import NonInferiority
+
 CASE_METRIC = "pass_rate"
 """The one metric case and pipeline evaluations are compared on."""
 FAMILIES = ("overall", "field", "class", "stage")
@@ -133,6 +135,8 @@ class Comparison:
     settings: Settings
     leaderboard: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
+    non_inferiority: tuple[NonInferiority, ...] = ()
+    """Non-inferiority tests asked for (:mod:`~docevals_mlflow.compare.non_inferiority`)."""
 
     def __repr__(self) -> str:
         return (

@@ -195,6 +195,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
             )
         if pair.changes.any:
             lines.append(f"  changed: {changed_summary(pair.changes)}")
+    lines += [test.text() for test in comparison.non_inferiority]
     if comparison.leaderboard is not None:
         lines.append(
             "leaderboard: "

@@ -4,6 +4,7 @@ template, per list and per document, folded one document (or one batch) at a tim
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -138,6 +139,12 @@ class BatchComparison:
     provider_calls: list[dict[str, Any]] = field(default_factory=list)
     """The SEMANTIC and LLM providers' calls, one entry per call and document served
     (see :class:`~docevals_mlflow.fields.deferred.ProviderCallLog`)."""
+    document_cells: array[int] = field(default_factory=lambda: array("i"))
+    """Per document and headline field, flat 32-bit ints (28 bytes a document and
+    field): ``document, field, tp, fa, fd, fn, tn``
+    (document: its index in ``documents``; field: its index in ``cell_fields``). The
+    intervals resample documents from these (:mod:`.intervals`)."""
+    cell_fields: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @classmethod
     def empty(
@@ -231,12 +238,15 @@ class BatchComparison:
         total = [0, 0, 0, 0, 0]
         batch_fields, class_fields, infos = self.fields, aggregate.fields, document.fields
         include_discovered = document.include_discovered
+        stored, indexes, position = self.document_cells, self.cell_fields, len(self.documents)
         for template, cells in document.cells.items():
             info = infos[template]
             if info.discovered and not include_discovered:
                 self._add_discovered(info, cells)
                 continue
             tp, fa, fd, fn, tn = cells
+            index = indexes.setdefault((template, info.label), len(indexes))
+            stored.extend((position, index, tp, fa, fd, fn, tn))
             total[0] += tp
             total[1] += fa
             total[2] += fd
@@ -331,6 +341,7 @@ class BatchComparison:
         self.invalid_documents += other.invalid_documents
         room = MAX_INVALID_EXAMPLES - len(self.invalid_examples)
         self.invalid_examples.extend(other.invalid_examples[: max(0, room)])
+        self._merge_cells(other)
         self.documents.extend(other.documents)
         merge_f1(self.f1_parts, other.f1_parts)
         self.f1_documents += other.f1_documents
@@ -338,11 +349,27 @@ class BatchComparison:
         self._add_reasons(other.undecided_reasons)
         self.provider_calls.extend(other.provider_calls)
 
-    def to_report(self, *, include_rows: bool = True) -> Any:
-        """The JSON report model (see :mod:`docevals_mlflow.fields.report`)."""
+    def _merge_cells(self, other: BatchComparison) -> None:
+        """Append ``other``'s per-document cells, renumbered after this batch's."""
+        if not other.document_cells:
+            return
+        import numpy as np
+
+        theirs = np.frombuffer(other.document_cells, dtype=np.intc).reshape(-1, 7).copy()
+        mapping = np.array(
+            [self.cell_fields.setdefault(key, len(self.cell_fields)) for key in other.cell_fields],
+            dtype=np.intc,
+        )
+        theirs[:, 0] += len(self.documents)
+        theirs[:, 1] = mapping[theirs[:, 1]]
+        self.document_cells.frombytes(theirs.tobytes())
+
+    def to_report(self, *, include_rows: bool = True, intervals: Any = True) -> Any:
+        """The JSON report model (see :mod:`docevals_mlflow.fields.report`);
+        ``intervals``: True (defaults), False, or an ``IntervalSettings``."""
         from docevals_mlflow.fields.report import build_fields_report
 
-        return build_fields_report(self, include_rows=include_rows)
+        return build_fields_report(self, include_rows=include_rows, intervals=intervals)
 
 
 def _merge_fields(mine: dict[Any, FieldAggregate], theirs: dict[Any, FieldAggregate]) -> None:

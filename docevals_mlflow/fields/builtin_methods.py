@@ -51,6 +51,12 @@ def _levenshtein(spec: FieldSpec) -> Comparator:
     return LevenshteinComparator(threshold=spec.effective_threshold)
 
 
+def _anls_star(spec: FieldSpec) -> Comparator:
+    from docevals_mlflow.fields.anls_method import AnlsStarComparator
+
+    return AnlsStarComparator(threshold=spec.effective_threshold)
+
+
 def _date(spec: FieldSpec) -> Comparator:
     from docevals_mlflow.fields.methods import DateComparator
 
@@ -129,6 +135,17 @@ BUILTIN_METHODS: tuple[FieldMethod, ...] = (
         threshold_in_list_label=False,
         stickler_names=("DateComparator", "date"),
         explanation="both values read as calendar dates (in any format) and the same day.",
+    ),
+    FieldMethod(
+        name="ANLS_STAR",
+        default_threshold=0.5,
+        factory=_anls_star,
+        identical_text_matches=True,
+        threshold_in_list_label=True,
+        stickler_names=("AnlsStarComparator", "anls_star", "ANLSStarComparator"),
+        explanation="ANLS* (the DocVQA similarity, extended to lists, dicts and None): "
+        "1 - edit distance / longer length of trimmed, lower-cased text, 0 below 0.5; lists "
+        "matched item to item, dicts key by key; a match when the score reaches the threshold.",
     ),
     FieldMethod(
         name="SEMANTIC",

@@ -34,6 +34,7 @@ Method = Literal[
     "FUZZY",
     "LEVENSHTEIN",
     "DATE",
+    "ANLS_STAR",
     "SEMANTIC",
     "LLM",
 ]

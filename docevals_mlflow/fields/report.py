@@ -46,6 +46,12 @@ share of list instances expected empty in which items were invented.
 shape (only with ``shape_mismatch="count"``; otherwise they stop the comparison).
 They are not scored and not in ``documents``.
 
+``ci`` (in ``overall``, each class and each headline field, unless intervals are
+turned off) holds, per figure (precision, recall, F1, accuracy), a 95% interval from
+resampling documents: ``{"low", "high", "documents", "observations", "confidence",
+"resamples", "seed"}`` and ``reason`` when there is none (docs/statistics.md).
+Class fields' ``(template, label)`` keys match the batch's intervals by label too.
+
 ``calibration`` (:class:`~docevals_mlflow.core.diagnostics.ConfidenceCalibration`)
 measures extraction confidence against correctness: AUROC, Brier, ECE per field and
 overall, and the review budget of the least confident fields. It needs rows, so a
@@ -66,6 +72,7 @@ from docevals_mlflow.fields.report_models import FieldsReport
 from docevals_mlflow.fields.state import ROW_FIELDS
 
 if TYPE_CHECKING:
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
     from docevals_mlflow.fields.batch import BatchComparison, ClassAggregate, FieldAggregate
 
 __all__ = ["REPORT_ROW_FIELDS", "UNCLASSIFIED", "FieldsReport", "build_fields_report"]
@@ -74,7 +81,10 @@ UNCLASSIFIED = "unclassified"
 """The class key of documents that carry no class and match no default class."""
 
 
-def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]:
+def _field_entries(
+    fields: Mapping[Any, FieldAggregate], intervals: Mapping[Any, Any] | None = None
+) -> list[dict[str, Any]]:
+    found = intervals or {}
     return [
         {
             "template": entry.info.template,
@@ -86,6 +96,7 @@ def _field_entries(fields: Mapping[Any, FieldAggregate]) -> list[dict[str, Any]]
             "metrics": entry.counts.metrics(),
             "undecided": entry.undecided,
             "unparsed": entry.unparsed,
+            **_ci(found.get((entry.info.template, entry.info.label))),
         }
         for entry in fields.values()
     ]
@@ -144,8 +155,19 @@ def _rows(document: DocumentComparison, confident: list[dict[str, Any]]) -> list
     return rows
 
 
-def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) -> dict[str, Any]:
-    """The report dict of a batch (see the module docstring for its layout)."""
+def build_fields_report(
+    batch: BatchComparison,
+    *,
+    include_rows: bool = True,
+    intervals: bool | IntervalSettings = True,
+) -> dict[str, Any]:
+    """The report dict of a batch (see the module docstring for its layout).
+
+    ``intervals``: True gives precision, recall, F1 and accuracy a ``ci`` entry with
+    the default settings, an ``IntervalSettings`` chooses them, False leaves them out.
+    """
+    found = _found_intervals(batch, intervals)
+    classes = found.get("classes", {})
     confident: list[dict[str, Any]] = []
     documents = [_document_entry(document, include_rows, confident) for document in batch.documents]
     report: dict[str, Any] = {
@@ -161,12 +183,13 @@ def build_fields_report(batch: BatchComparison, *, include_rows: bool = True) ->
             "undecided": batch.undecided,
             "undecided_reasons": list(batch.undecided_reasons),
             "unparsed": batch.unparsed,
+            **_ci(found.get("overall")),
         },
         "classes": {
-            (name if name is not None else UNCLASSIFIED): _class_entry(aggregate)
+            (name if name is not None else UNCLASSIFIED): _class_entry(aggregate, classes.get(name))
             for name, aggregate in batch.classes.items()
         },
-        "fields": _field_entries(batch.fields),
+        "fields": _field_entries(batch.fields, found.get("fields")),
         "lists": _list_entries(batch),
         "documents": documents,
         "unpaired": {
@@ -222,7 +245,8 @@ def _schema_entry(batch: BatchComparison) -> dict[str, Any]:
     return schema
 
 
-def _class_entry(aggregate: ClassAggregate) -> dict[str, Any]:
+def _class_entry(aggregate: ClassAggregate, intervals: Mapping[str, Any] | None) -> dict[str, Any]:
+    found = intervals or {}
     return {
         "configured": aggregate.configured,
         "documents": aggregate.documents,
@@ -231,7 +255,8 @@ def _class_entry(aggregate: ClassAggregate) -> dict[str, Any]:
         "macro_f1": aggregate.f1_sum / aggregate.f1_documents if aggregate.f1_documents else None,
         "undecided": aggregate.undecided,
         "unparsed": sum(entry.unparsed for entry in aggregate.fields.values()),
-        "fields": _field_entries(aggregate.fields),
+        "fields": _field_entries(aggregate.fields, found.get("fields")),
+        **_ci(found.get("overall")),
     }
 
 
@@ -252,3 +277,71 @@ def _discovered_entry(batch: BatchComparison) -> dict[str, Any] | None:
         "metrics": totals.metrics(),
         "fields": _field_entries(fields),
     }
+
+
+def batch_intervals(batch: BatchComparison, settings: IntervalSettings) -> dict[str, Any] | None:
+    """The ``ci`` entries of a batch's micro figures, from its per-document cells:
+    ``{"overall": {metric: ci}, "fields": {key: ...}, "classes": {name: {"overall",
+    "fields": {template: ...}}}}``; None when the batch kept no per-document cells
+    (aggregated by Spark) or compared no document."""
+    if not batch.document_cells or not batch.documents:
+        return None
+    import numpy as np
+
+    from docevals_mlflow.core.statistics.cluster_intervals import (
+        cell_intervals,
+        grouped_cell_intervals,
+    )
+
+    stored = np.frombuffer(batch.document_cells, dtype=np.intc).reshape(-1, 7).astype(np.int64)
+    documents, fields, cells = stored[:, 0], stored[:, 1], stored[:, 2:]
+    keys, names = list(batch.cell_fields), list(batch.classes)
+    per_field = grouped_cell_intervals(fields, cells, len(keys), settings=settings)
+    size = len(batch.documents)
+    totals = np.stack(
+        [np.bincount(documents, weights=cells[:, k], minlength=size) for k in range(5)], axis=1
+    ).astype(np.int64)
+    stream = len(keys)
+    result: dict[str, Any] = {
+        "overall": cell_intervals(totals, settings=settings, stream=stream),
+        "fields": dict(zip(keys, per_field, strict=True)),
+        "classes": {},
+    }
+    if len(names) == 1:
+        # One class: its documents are the batch's, so are its intervals.
+        result["classes"][names[0]] = {"overall": result["overall"], "fields": result["fields"]}
+        return result
+    index = {name: position for position, name in enumerate(names)}
+    of_document = np.array([index[doc.document_class] for doc in batch.documents], dtype=np.int64)
+    per_class = grouped_cell_intervals(
+        of_document, totals, len(names), settings=settings, stream=stream + 1
+    )
+    groups = of_document[documents] * len(keys) + fields
+    stream += 1 + len(names)
+    per_class_field = grouped_cell_intervals(
+        groups, cells, len(names) * len(keys), settings=settings, stream=stream
+    )
+    for position, name in enumerate(names):
+        chosen = per_class_field[position * len(keys) : (position + 1) * len(keys)]
+        result["classes"][name] = {
+            "overall": per_class[position],
+            "fields": dict(zip(keys, chosen, strict=True)),
+        }
+    return result
+
+
+def _found_intervals(batch: BatchComparison, intervals: Any) -> dict[str, Any]:
+    """:func:`batch_intervals` as ``build_fields_report``'s ``intervals`` asks."""
+    if intervals is False:
+        return {}
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
+
+    settings = intervals if isinstance(intervals, IntervalSettings) else IntervalSettings()
+    return batch_intervals(batch, settings) or {}
+
+
+def _ci(intervals: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"ci": {metric: entry}}`` for a report entry, or nothing."""
+    if not intervals:
+        return {}
+    return {"ci": {name: interval.as_dict() for name, interval in intervals.items()}}

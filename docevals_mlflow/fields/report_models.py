@@ -36,6 +36,24 @@ class MetricValues(DocEvalsModel):
     fdr: float | None
 
 
+class IntervalEntry(DocEvalsModel):
+    """A figure's interval from resampling documents (``low``/``high`` None, with a
+    ``reason``, when there is none)."""
+
+    low: float | None
+    high: float | None
+    documents: int
+    observations: int
+    confidence: float
+    resamples: int
+    seed: int
+    reason: str | None = None
+
+
+Intervals = dict[str, IntervalEntry]
+"""Per figure (precision, recall, F1, accuracy): its interval."""
+
+
 class FieldEntry(DocEvalsModel):
     """One field template's figures."""
 
@@ -48,6 +66,7 @@ class FieldEntry(DocEvalsModel):
     metrics: MetricValues
     undecided: int = 0
     unparsed: int = 0
+    ci: Intervals | None = None
 
 
 class ListEntry(DocEvalsModel):
@@ -140,6 +159,7 @@ class OverallEntry(DocEvalsModel):
     undecided_reasons: list[str] = Field(default_factory=list)
     unparsed: int = 0
     """Values of numeric fields that do not read as numbers."""
+    ci: Intervals | None = None
 
 
 class ClassEntry(DocEvalsModel):
@@ -153,6 +173,7 @@ class ClassEntry(DocEvalsModel):
     undecided: int = 0
     unparsed: int = 0
     fields: list[FieldEntry]
+    ci: Intervals | None = None
 
 
 class MethodEntry(DocEvalsModel):

@@ -29,6 +29,15 @@ def render_calibration_markdown(report: CalibrationReport, *, max_rows: int = 50
         "",
     ]
     lines += _level_markdown(report, "cases")
+    if report.pass_rate is not None:
+        from docevals_mlflow.judges.calibration.correction import correction_lines
+
+        lines += [
+            "## Pass rate corrected for judge bias (PPI++)",
+            "",
+            *(f"- {line}" for line in correction_lines(report.pass_rate, report.confidence)),
+            "",
+        ]
     lines += _level_markdown(report, "claims")
     if report.panel is not None:
         lines += _panel_markdown(report.panel)

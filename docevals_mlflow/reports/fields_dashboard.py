@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.formatting import defined_number, metric_text
+from docevals_mlflow.core.formatting import defined_number, level_text, metric_text
 from docevals_mlflow.core.secrets import redact_text
 from docevals_mlflow.reports import diagnostics_dashboard
 from docevals_mlflow.reports.confidence_dashboard import add_confidence
@@ -99,6 +99,7 @@ def _field_hover(entry: Mapping[str, Any]) -> str:
         f"<b>{escaped(entry.get('template'))}</b>",
         f"method: {escaped(entry.get('method'))}",
         f"F1: {metric_text(f1)}" if f1 is not None else f"F1: {_UNDEFINED_F1_TEXT}",
+        *_interval_hover(entry),
         " · ".join(f"{outcome} {counts[outcome]}" for outcome in OUTCOMES),
     ]
     if entry.get("discovered"):
@@ -106,13 +107,54 @@ def _field_hover(entry: Mapping[str, Any]) -> str:
     return "<br>".join(lines)
 
 
+def _f1_interval(entry: Mapping[str, Any]) -> tuple[float, float] | None:
+    """F1's interval bounds from the entry's ``ci``, when it has one."""
+    interval = ((entry.get("ci") or {}).get("f1")) or {}
+    low, high = interval.get("low"), interval.get("high")
+    return None if low is None or high is None else (float(low), float(high))
+
+
+def _interval_hover(entry: Mapping[str, Any]) -> list[str]:
+    interval = ((entry.get("ci") or {}).get("f1")) or {}
+    bounds = _f1_interval(entry)
+    if bounds is None:
+        return [f"no interval: {escaped(interval['reason'])}"] if interval.get("reason") else []
+    level = level_text(interval.get("confidence", 0.95))
+    return [
+        f"{level} interval: [{metric_text(bounds[0])}, {metric_text(bounds[1])}], "
+        f"{interval.get('documents')} documents"
+    ]
+
+
+def _error_bars(entries: Sequence[Mapping[str, Any]], f1s: list[float | None]) -> dict[str, Any]:
+    """Plotly's asymmetric error bars for the F1 bars (none when no entry has an
+    interval, so older reports draw as before)."""
+    bounds = [_f1_interval(entry) for entry in entries]
+    if all(bound is None for bound in bounds):
+        return {}
+    plus = [None if b is None or f is None else b[1] - f for b, f in zip(bounds, f1s, strict=True)]
+    minus = [None if b is None or f is None else f - b[0] for b, f in zip(bounds, f1s, strict=True)]
+    return {
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": plus,
+            "arrayminus": minus,
+            "color": "#444",
+            "thickness": 1.2,
+        }
+    }
+
+
 def field_f1_figure(entries: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Horizontal F1 bars in the given order; undefined F1 is labelled, not drawn as 0."""
+    """Horizontal F1 bars in the given order, with the F1 interval as error bars when
+    the report has intervals; undefined F1 is labelled, not drawn as 0."""
     labels = _field_labels(entries)
     f1s = [_metric(entry, "f1") for entry in entries]
     hovers = [_field_hover(entry) for entry in entries]
     figure = go.Figure(
         go.Bar(
+            **_error_bars(entries, f1s),
             name="F1",
             # None leaves the category row empty instead of drawing a zero-length bar
             # that would read as F1 = 0.

@@ -6,7 +6,10 @@
   is known);
 * the headline: ``Summary/{agreement,kappa}`` (judge against humans on cases),
   ``Summary/labelled_{cases,claims}`` and ``Summary/{judge,human}_pass_rate`` (the
-  share of labelled cases each called ``pass``);
+  share of labelled cases each called ``pass``) and ``Summary/corrected_pass_rate``
+  (the PPI++ estimate of the true case pass rate, or the human-only one on fallback);
+* PPI++: ``ppi/{corrected,judge_only,human_only}/{estimate,ci_low,ci_high,n}`` and
+  ``ppi/{lambda,lambda_estimated,labelled,unlabelled,fallback}``;
 * metrics per level (``cases``, ``claims``): ``calibration/<level>/{n, agreement,
   agreement_ci_low, agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high,
   kappa_decided, abstention_rate, precision, recall}``; ``calibration/{unmatched_labels,
@@ -46,7 +49,7 @@ LEVELS = ("cases", "claims")
 """The levels a calibration reports figures for, as ``calibration/<level>/...``."""
 HEADLINE_FIGURES = (
     *("agreement", "kappa", "labelled_cases", "labelled_claims"),
-    *("judge_pass_rate", "human_pass_rate"),
+    *("judge_pass_rate", "human_pass_rate", "corrected_pass_rate"),
 )
 """A calibration's headline, logged as ``Summary/<figure>``."""
 
@@ -66,7 +69,33 @@ def headline_figures(report: CalibrationReport) -> dict[str, float | int | None]
         "labelled_claims": report.claims.n,
         "judge_pass_rate": judge_pass / cases.n if cases.n else None,
         "human_pass_rate": human_pass / cases.n if cases.n else None,
+        "corrected_pass_rate": (
+            report.pass_rate.corrected.estimate if report.pass_rate is not None else None
+        ),
     }
+
+
+def ppi_metrics(writer: BundleWriter, report: CalibrationReport) -> None:
+    """``ppi/{corrected,judge_only,human_only}/{estimate,ci_low,ci_high,n}``,
+    ``ppi/{lambda,lambda_estimated,labelled,unlabelled,fallback}`` (fallback 1 when the
+    human-only estimate stands in for PPI++)."""
+    correction = report.pass_rate
+    if correction is None:
+        return
+    for name, estimate in (
+        ("corrected", correction.corrected),
+        ("judge_only", correction.judge_only),
+        ("human_only", correction.human_only),
+    ):
+        writer.metric(f"ppi/{name}/estimate", estimate.estimate)
+        writer.metric(f"ppi/{name}/ci_low", estimate.low)
+        writer.metric(f"ppi/{name}/ci_high", estimate.high)
+        writer.metric(f"ppi/{name}/n", estimate.n)
+    writer.metric("ppi/lambda", correction.lam)
+    writer.metric("ppi/lambda_estimated", correction.lam_estimated)
+    writer.metric("ppi/labelled", correction.labelled)
+    writer.metric("ppi/unlabelled", correction.unlabelled)
+    writer.metric("ppi/fallback", int(correction.fallback is not None))
 
 
 def layout_calibration(
@@ -114,6 +143,7 @@ def layout_calibration(
             writer.metric(legal_key(f"calibration/variant/{segment}/kappa"), variant.kappa)
             writer.metric(legal_key(f"calibration/variant/{segment}/agreement"), variant.agreement)
     disagreement_metrics(writer, report.disagreement)
+    ppi_metrics(writer, report)
     tag_evaluation(writer, "calibration", verdict=verdict, note=calibration_summary(report))
     writer.json("report/report.json", report.model_dump(mode="json"))
     writer.text("report/report.md", markdown)
@@ -131,6 +161,10 @@ def calibration_summary(report: CalibrationReport) -> str:
         f"- {report.verdict_line('cases')}",
         f"- {report.verdict_line('claims')}",
     ]
+    if report.pass_rate is not None:
+        from docevals_mlflow.judges.calibration.correction import correction_lines
+
+        lines += [f"- {line}" for line in correction_lines(report.pass_rate, report.confidence)]
     panel = report.panel
     if panel is not None and panel.fleiss_kappa is not None:
         lines.append(
@@ -185,4 +219,5 @@ __all__ = [
     "headline_figures",
     "layout_calibration",
     "log_calibration_report",
+    "ppi_metrics",
 ]

@@ -77,6 +77,10 @@ HEADLINE_FIGURES = ("f1", "precision", "recall", "accuracy", "documents")
 """A field comparison's headline, logged as ``Summary/<figure>``."""
 OVERALL_REST = ("macro_f1", "far", "fdr", *CELL_NAMES)
 """The other figures of all fields together, logged as ``overall/<figure>``."""
+INTERVAL_FIGURES = ("f1", "precision", "recall", "accuracy")
+"""Figures whose interval (``ci`` in the report) is logged overall, as
+``Summary/<figure>_ci_low`` and ``_ci_high``; per field only F1's
+(``field/<field>/f1/ci_low``), the rest in ``tables/fields.json``."""
 FIELDS_TABLE = "tables/fields.json"
 LISTS_TABLE = "tables/lists.json"
 
@@ -89,6 +93,12 @@ def _overall_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, An
         "documents": overall["documents"],
     }
     headline(writer, ((name, figures[name]) for name in HEADLINE_FIGURES))
+    # Beside the headline: a figure's interval (from resampling documents) reads with it.
+    found = overall.get("ci") or {}
+    for name in INTERVAL_FIGURES:
+        low, high = _bounds(found, name)
+        writer.metric(f"Summary/{name}_ci_low", low)
+        writer.metric(f"Summary/{name}_ci_high", high)
     for name in OVERALL_REST:
         writer.metric(f"overall/{name}", figures[name])
     # Comparisons a provider failed to decide (inside the FD cell): logged even when
@@ -149,16 +159,29 @@ def _breakdown_metrics(writer: BundleWriter, keys: KeyMap, report: Mapping[str, 
     figure_table(writer, LISTS_TABLE, lists)
 
 
+def _bounds(found: Mapping[str, Any], name: str) -> tuple[float | None, float | None]:
+    """A figure's interval bounds from a report entry's ``ci`` (None when absent)."""
+    interval = found.get(name) or {}
+    return interval.get("low"), interval.get("high")
+
+
 def _row(
     key: str, name: str, method: str | None, entry: Mapping[str, Any], **extra: Any
 ) -> dict[str, Any]:
-    return {
+    row = {
         "key": key,
         "name": name,
         "method": method,
         **cell_figures(entry["counts"], entry["metrics"]),
         **extra,
     }
+    found = entry.get("ci")
+    if found:
+        for figure in INTERVAL_FIGURES:
+            interval = found.get(figure) or {}
+            row[f"{figure}_ci_low"], row[f"{figure}_ci_high"] = _bounds(found, figure)
+            row[f"{figure}_ci_documents"] = interval.get("documents")
+    return row
 
 
 def _field_metrics(
@@ -176,6 +199,9 @@ def _field_metrics(
         segment = keys.field(entry["template"], entry["method"] if shared else None)
         prefix = legal_key(f"{namespace}/{segment}")
         cell_metrics(writer, prefix, entry["counts"], entry["metrics"], SCORE_NAMES)
+        low, high = _bounds(entry.get("ci") or {}, "f1")
+        writer.metric(f"{prefix}/f1/ci_low", low)
+        writer.metric(f"{prefix}/f1/ci_high", high)
         if entry.get("unparsed"):
             writer.metric(f"{prefix}/unparsed", entry["unparsed"])
         rows.append(

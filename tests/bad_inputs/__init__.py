@@ -15,6 +15,7 @@ from tests.bad_inputs import (
     labels,
     packets,
     runs,
+    statistics,
     traces,
 )
 from tests.bad_inputs.case import BadInput
@@ -28,6 +29,7 @@ CASES: list[BadInput] = [
     *runs.CASES,
     *dashboards.CASES,
     *traces.CASES,
+    *statistics.CASES,
 ]
 
 __all__ = ["CASES", "BadInput"]

@@ -439,6 +439,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
         "undecided",
         "undecided_reasons",
         "unparsed",
+        "ci",
     }
     assert report["settings"] == {
         "list_pairing": "schema",
@@ -467,6 +468,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
             "undecided",
             "unparsed",
             "fields",
+            "ci",
         }
     for entry in report["fields"]:
         assert set(entry) == {
@@ -479,6 +481,7 @@ def test_report_has_the_stable_keys_and_validates() -> None:
             "metrics",
             "undecided",
             "unparsed",
+            "ci",
         }
     assert report["lists"] == [
         {
@@ -548,3 +551,66 @@ def test_report_rejects_unknown_keys() -> None:
     report["extra"] = 1
     with pytest.raises(ValueError, match="extra"):
         FieldsReport.model_validate(report)
+
+
+# --- intervals from resampling documents ---------------------------------------------
+
+
+def _many_documents(count: int) -> list[DocumentPair]:
+    """``count`` invoices; every third gets the total wrong, every fifth misses the number."""
+    return [
+        DocumentPair(
+            f"d{i}",
+            {"Number": f"N{i}", "Total": 10 + i},
+            {"Number": None if i % 5 == 0 else f"N{i}", "Total": 0 if i % 3 == 0 else 10 + i},
+            "Invoice",
+        )
+        for i in range(count)
+    ]
+
+
+def test_report_intervals_come_from_the_documents_cells() -> None:
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings, cell_intervals
+
+    batch = compare_documents(_many_documents(60), SMALL)
+    report = batch.to_report(intervals=IntervalSettings(seed=4))
+    overall = report["overall"]
+    f1 = overall["ci"]["f1"]
+    assert f1["low"] <= overall["metrics"]["f1"] <= f1["high"]
+    assert (f1["documents"], f1["seed"], f1["confidence"]) == (60, 4, 0.95)
+    assert f1["observations"] == sum(overall["counts"].values())
+    # The overall interval is the one of the per-document totals, recomputed by hand.
+    totals = [list(document.counts.as_dict().values()) for document in batch.documents]
+    fields = len(batch.cell_fields)
+    expected = cell_intervals(totals, settings=IntervalSettings(seed=4), stream=fields)
+    assert f1 == expected["f1"].as_dict()
+    for entry in report["fields"]:
+        assert entry["ci"]["f1"]["documents"] == 60
+    # One class: its figures are the batch's, and so are its intervals.
+    assert report["classes"]["Invoice"]["ci"] == overall["ci"]
+    FieldsReport.model_validate(json.loads(json.dumps(report)))
+    assert batch.to_report(intervals=IntervalSettings(seed=4)) == report
+
+
+def test_intervals_can_be_left_out_and_old_reports_still_load() -> None:
+    batch = compare_documents(_many_documents(10), SMALL)
+    report = batch.to_report(intervals=False)
+    assert "ci" not in report["overall"]
+    assert all("ci" not in entry for entry in report["fields"])
+    FieldsReport.model_validate(json.loads(json.dumps(report)))
+
+
+def test_intervals_survive_merging_batches_kept_without_rows() -> None:
+    pairs = _many_documents(40)
+    whole = compare_documents(pairs, SMALL, keep_rows=False)
+    first = compare_documents(pairs[:17], SMALL, keep_rows=False)
+    first.merge(compare_documents(pairs[17:], SMALL, keep_rows=False))
+    assert bytes(first.document_cells) == bytes(whole.document_cells)
+    assert first.to_report()["overall"]["ci"] == whole.to_report()["overall"]["ci"]
+
+
+def test_a_field_seen_in_one_document_has_no_interval_and_says_why() -> None:
+    report = compare_documents(RECORDS, SMALL).to_report()
+    memo = report["classes"]["Memo"]
+    assert memo["ci"]["f1"]["low"] is None
+    assert memo["ci"]["f1"]["reason"] == "fewer than 2 documents (1)"

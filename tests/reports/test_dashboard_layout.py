@@ -225,3 +225,24 @@ def test_markdown_summary_does_not_rate_a_far_fixed_by_construction() -> None:
 )
 def test_rate_shown_rule(metric: str, cells: dict[str, int], shown: bool) -> None:
     assert rate_shown(metric, cells) is shown
+
+
+def test_field_f1_bars_carry_the_interval_as_error_bars() -> None:
+    from docevals_mlflow.reports.fields_dashboard import field_f1_figure
+
+    def entry(template: str, tp: int, fn: int, ci: Any = None) -> dict[str, Any]:
+        cells = counts(tp=tp, fn=fn)
+        found = {"ci": {"f1": ci}} if ci else {}
+        return {"template": template, "method": "EXACT", "counts": cells,
+                "metrics": metrics_from_cells(**cells), **found}  # fmt: skip
+
+    interval = {"low": 0.5, "high": 0.9, "documents": 30, "confidence": 0.95}
+    figure = field_f1_figure([entry("$.a", 3, 1, interval), entry("$.b", 1, 1)])
+    bars = figure.data[0]
+    f1 = 2 * 3 / (2 * 3 + 1)
+    assert bars.error_x.array == pytest.approx((0.9 - f1, None), nan_ok=True)
+    assert bars.error_x.arrayminus[0] == pytest.approx(f1 - 0.5)
+    assert "95% interval: [0.5000, 0.9000], 30 documents" in bars.hovertext[0]
+    # Reports without intervals draw as before: no error bars at all.
+    plain = field_f1_figure([entry("$.a", 3, 1), entry("$.b", 1, 1)])
+    assert plain.data[0].error_x.array is None

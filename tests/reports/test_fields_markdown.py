@@ -631,3 +631,46 @@ def test_older_reports_render_without_the_new_keys() -> None:
     text = render_fields_markdown(small_report())
     for absent in ("**Settings**", "Discovered attributes (", "contradicts the schema", "†"):
         assert absent not in text
+
+
+def _interval(low: float | None, high: float | None, documents: int, **extra: Any) -> Any:
+    return {
+        "low": low,
+        "high": high,
+        "documents": documents,
+        "observations": 3 * documents,
+        "confidence": 0.95,
+        "resamples": 2000,
+        "seed": 0,
+        **extra,
+    }
+
+
+def test_interval_text_gives_bounds_and_documents_or_why_not() -> None:
+    from docevals_mlflow.reports.fields_markdown import interval_text
+
+    assert interval_text(0.91234, _interval(0.8871, 0.9344, 240)) == (
+        "0.912 [0.887, 0.934], 240 docs"
+    )
+    reason = "fewer than 2 documents (1)"
+    assert interval_text(0.5, _interval(None, None, 1, reason=reason)) == (
+        f"0.500 (no interval: {reason}), 1 doc"
+    )
+    assert interval_text(None, None) == "n/a"
+
+
+def test_intervals_section_lists_overall_figures_and_field_f1() -> None:
+    report = small_report()
+    assert "## Intervals" not in render_fields_markdown(report)  # older reports: no section
+    report["overall"]["ci"] = {
+        name: _interval(0.1, 0.9, 12) for name in ("precision", "recall", "f1", "accuracy")
+    }
+    report["fields"][0]["ci"] = {"f1": _interval(0.25, 0.75, 12)}
+    lines = lines_of(render_fields_markdown(report))
+    assert "## Intervals (95%, resampling documents)" in lines
+    f1 = report["overall"]["metrics"]["f1"]
+    assert f"| F1 | {f1:.3f} [0.100, 0.900], 12 docs | 36 |" in lines
+    entry = report["fields"][0]
+    assert (
+        f"| `{entry['template']}` | {entry['metrics']['f1']:.3f} [0.250, 0.750], 12 docs |" in lines
+    )

@@ -70,7 +70,7 @@ def make_review(
                     GeneratedClaim(
                         path="$.currency",
                         expected_value=currency,
-                        evidence="Currency",
+                        evidence=f"Currency: {currency}",
                         confidence=0.97,
                     ),
                     GeneratedClaim(path="$.amount", expected_value=amounts[0], confidence=0.6),

@@ -46,6 +46,8 @@ def test_the_document_page_shows_fields_votes_evidence_and_pages(client_for):
         'data-source="doc-a.pdf" data-pages="1"',
     ):
         assert expected in text, expected
+    # A model's own evidence is quoted once, beside its reading, not again below it.
+    assert text.count("“Currency: EUR”") == 1
     # Worst first: the conflict (lowest confidence) before the agreed claim.
     assert text.index('data-path="$.amount"') < text.index('data-path="$.currency"')
     assert 'data-path="$.amount" data-has-proposal="no"' in text

@@ -54,7 +54,8 @@ def test_json_lines_through_spark(
 ) -> None:
     expected, predicted, schema = inputs
     common = ("--expected", expected, "--predicted", predicted, "--schema", schema)
-    code, out, err = fields(capsys, tmp_path, *common)
+    # Spark keeps no per-document cells per field: its reports have no intervals.
+    code, out, err = fields(capsys, tmp_path, *common, "--no-intervals")
     assert code == 0, err
     one_machine = report(tmp_path)
     code, spark_out, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
@@ -75,8 +76,9 @@ def test_parquet_through_spark(
 
     expected, predicted, schema = inputs
     code, _, err = fields(
-        capsys, tmp_path, "--expected", expected, "--predicted", predicted, "--schema", schema
-    )
+        capsys, tmp_path, "--expected", expected, "--predicted", predicted, "--schema", schema,
+        "--no-intervals",
+    )  # fmt: skip
     assert code == 0, err
     one_machine = report(tmp_path)
     tables = {}
@@ -108,7 +110,7 @@ def test_parquet_through_spark(
     # The same Parquet files on one machine, in two processes.
     code, _, err = fields(
         capsys, tmp_path, "--expected", tables[expected], "--predicted", tables[predicted],
-        "--schema", schema, "--workers", "2",
+        "--schema", schema, "--workers", "2", "--no-intervals",
     )  # fmt: skip
     assert code == 0, err
     assert report(tmp_path) == one_machine
@@ -165,7 +167,7 @@ def test_nested_parquet_columns_read_alike_on_spark_and_one_machine(
     changed = [{**row, "data": {**row["data"], "total": decimal.Decimal("1.00")}} for row in rows]
     pq.write_table(pa.Table.from_pylist(changed[::-1], schema=schema), tmp_path / "pred.parquet")
     common = ("--expected", tmp_path / "gt.parquet", "--predicted", tmp_path / "pred.parquet")
-    code, _, err = fields(capsys, tmp_path, *common)
+    code, _, err = fields(capsys, tmp_path, *common, "--no-intervals")
     assert code == 0, err
     one_machine = report(tmp_path)
     code, _, err = fields(capsys, tmp_path, *common, "--spark-master", "local[2]")
@@ -233,7 +235,9 @@ def test_a_spark_run_is_logged_like_any_other_with_its_engine(
     expected, predicted, schema = inputs
     common = ("--expected", expected, "--predicted", predicted, "--schema", schema)
     runs = {}
-    for name, extra in (("alone", ()), ("spark", ("--spark-master", "local[2]"))):
+    # Spark keeps no per-document cells per field: its runs have no intervals.
+    alone = ("--no-intervals",)
+    for name, extra in (("alone", alone), ("spark", ("--spark-master", "local[2]"))):
         code, out, err = fields(capsys, tmp_path, *common, "--run-name", name, *extra)
         assert code == 0, err
         runs[name] = MlflowClient(mlflow_store).get_run(run_id_from(out)).data
@@ -303,7 +307,7 @@ def test_comparison_settings_through_spark(
     assert code == 2
     assert spark_err == err
     settings = ("--allow-shape-mismatch", "--discovered", "include", "--list-pairing", "strict")
-    code, out, err = fields(capsys, tmp_path, *common, *settings)
+    code, out, err = fields(capsys, tmp_path, *common, *settings, "--no-intervals")
     assert code == 0, err
     one_machine = report(tmp_path)
     code, spark_out, spark_err = fields(capsys, tmp_path, *common, *settings, "--spark")

@@ -72,7 +72,14 @@ def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize(
     ("make", "headline"),
     [
-        (fields_writer, ["accuracy", "documents", "f1", "precision", "recall"]),
+        (
+            fields_writer,
+            [
+                *("accuracy", "accuracy_ci_high", "accuracy_ci_low", "documents", "f1"),
+                *("f1_ci_high", "f1_ci_low", "precision", "precision_ci_high"),
+                *("precision_ci_low", "recall", "recall_ci_high", "recall_ci_low"),
+            ],
+        ),
         (
             pipeline_writer,
             [
@@ -87,8 +94,8 @@ def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
         (
             calibration_writer,
             [
-                *("agreement", "human_pass_rate", "judge_pass_rate", "kappa"),
-                *("labelled_cases", "labelled_claims"),
+                *("agreement", "corrected_pass_rate", "human_pass_rate", "judge_pass_rate"),
+                *("kappa", "labelled_cases", "labelled_claims"),
             ],
         ),
         (
@@ -107,11 +114,15 @@ def test_the_headline_sorts_first(make, headline):
 def test_a_field_run_keeps_its_scores_as_metrics_and_the_rest_as_tables():
     writer = fields_writer(CONFIDENT)
     metrics = writer.bundle.metrics
-    assert {key.rsplit("/", 1)[1] for key in metrics if key.startswith("field/total/")} == {
+    assert {
+        key.removeprefix("field/total/") for key in metrics if key.startswith("field/total/")
+    } == {
         "precision",
         "recall",
         "f1",
         "accuracy",
+        "f1/ci_low",
+        "f1/ci_high",
     }
     assert "calibration/overall/auroc" in metrics
     assert not any(key.startswith(("calibration/total", "review_")) for key in metrics)
@@ -120,6 +131,12 @@ def test_a_field_run_keeps_its_scores_as_metrics_and_the_rest_as_tables():
     assert fields["field/number"]["fd"] == 1  # b: number FD, total FN
     assert fields["field/total"]["fn"] == 1
     assert fields["field/total"]["f1"] == metrics["field/total/f1"]
+    # Every interval is in the table; only F1's per field (and the overall ones) are metrics.
+    assert fields["field/total"]["f1_ci_low"] == metrics["field/total/f1/ci_low"]
+    assert fields["field/total"]["recall_ci_high"] is not None
+    assert "field/total/recall/ci_high" not in metrics
+    assert fields["overall"]["f1_ci_high"] == metrics["Summary/f1_ci_high"]
+    assert metrics["Summary/f1_ci_low"] <= metrics["Summary/f1"] <= metrics["Summary/f1_ci_high"]
     calibration = table_rows(writer, "tables/calibration.json")
     assert calibration["calibration/total"]["field"] == "$.total"
     tags = json.loads(writer.bundle.tags["mlflow.loggedArtifacts"])

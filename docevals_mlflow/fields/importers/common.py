@@ -33,6 +33,7 @@ IDP_LISTING_ORDER: tuple[str, ...] = (
     "LEVENSHTEIN",
     "DATE",
     "NORMALIZED",
+    "ANLS_STAR",  # not an IDP method: accepted there as every registered method is
 )
 """The order in which the IDP accelerator lists its evaluation methods, kept for the
 lists of valid names in messages (plugin methods follow, by name)."""

@@ -39,6 +39,7 @@ STICKLER_LISTING_ORDER: tuple[str, ...] = (
     "LLM",
     "DATE",
     "NORMALIZED",
+    "ANLS_STAR",
 )
 """The order in which Stickler lists its comparators, for messages (the names
 themselves are ``FieldMethod.stickler_names``; plugin methods follow)."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport, SuiteReport
 from docevals_mlflow.errors import ConfigurationError
+from docevals_mlflow.judges.calibration.correction import pass_rate_correction
 from docevals_mlflow.judges.calibration.disagreement import labelled_disagreement_budget
 from docevals_mlflow.judges.calibration.figures import (
     CASE_ABSTENTIONS,
@@ -60,7 +61,9 @@ def calibrate(
     (by default the stage's only judge or panel metric); each claim label with the
     judge's answer on that claim (a panel's consensus answer). Kappa is computed
     with the judge's unsure answers as categories of their own (the headline
-    figure, which an abstaining judge cannot game) and on the decided subset.
+    figure, which an abstaining judge cannot game) and on the decided subset. The case
+    pass rate is also estimated with PPI++ from the judge's verdicts on every case and
+    the human case labels (:attr:`CalibrationReport.pass_rate`).
 
     Intervals are percentile bootstrap intervals over ``bootstrap`` resamples of the
     labelled units, drawn from a NumPy generator seeded with ``seed`` (each level
@@ -94,6 +97,9 @@ def calibrate(
         panel=panel,
         disagreement=(
             labelled_disagreement_budget(stages, cases.pairs) if panel is not None else None
+        ),
+        pass_rate=pass_rate_correction(
+            units, cases.pairs, kappa=cases.kappa, confidence=confidence
         ),
         unmatched_labels=pairing.unmatched,
         unlabelled_cases=unlabelled_cases,

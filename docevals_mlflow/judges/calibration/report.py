@@ -158,6 +158,34 @@ class JudgedItem(DocEvalsModel):
     judge_answer: str
 
 
+class ShareEstimate(DocEvalsModel):
+    """A share with its normal-approximation (CLT) interval and the cases behind it."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+
+
+class PassRateCorrection(DocEvalsModel):
+    """The true case pass rate estimated three ways: from the judge alone (every
+    judged case; biased by the judge's errors), from the human labels alone, and by
+    PPI++ (both: unbiased when the labelled cases are a random sample of the judged
+    ones). ``corrected`` is the PPI++ estimate, or the human-only one when
+    ``fallback`` says why the judge was not used."""
+
+    method: Literal["ppi++", "human_only"]
+    corrected: ShareEstimate
+    judge_only: ShareEstimate
+    human_only: ShareEstimate
+    lam: float
+    """The power-tuning λ used (0 on fallback)."""
+    lam_estimated: float | None
+    labelled: int
+    unlabelled: int
+    fallback: str | None = None
+
+
 class CalibrationReport(DocEvalsModel):
     """The result of :func:`calibrate`: agreement per level, panel figures, and
     every label or judged item left unpaired."""
@@ -177,6 +205,9 @@ class CalibrationReport(DocEvalsModel):
     """For judge panels: which verdicts to review first, ranked by panel disagreement,
     and the share of the panel's errors (against the human case labels) each review
     budget catches."""
+    pass_rate: PassRateCorrection | None = None
+    """The judge-bias-corrected (PPI++) case pass rate beside the judge-only and
+    human-only ones; ``None`` with fewer than two labelled cases."""
     unmatched_labels: list[UnmatchedLabel] = Field(default_factory=list)
     unlabelled_cases: list[JudgedItem] = Field(default_factory=list)
     unlabelled_claims: list[JudgedItem] = Field(default_factory=list)
