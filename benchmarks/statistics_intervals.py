@@ -70,7 +70,7 @@ def coverage(documents: int, rho: float, replicates: int, seed: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicates", type=int, default=400)
+    parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--speed-only", action="store_true")
     args = parser.parse_args()
     for scalar, shape in ((True, "one leaf per field"), (False, "1 + Poisson(4) leaves")):

@@ -324,7 +324,14 @@ class _Run:
             for helper in self.team:  # keep every ready helper's pipe full
                 if not helper.check_started():
                     continue
-                while not exhausted and helper.outstanding < IN_FLIGHT_PER_HELPER:
+                # The queue bound holds for helpers too: a helper whose results
+                # arrived (collected, not yet folded behind a slower chunk) must not
+                # be sent more until they are folded, or reading runs ahead.
+                while (
+                    not exhausted
+                    and helper.outstanding < IN_FLIGHT_PER_HELPER
+                    and len(queue) < most
+                ):
                     chunk = self._take(source)
                     if chunk is None:
                         exhausted = True

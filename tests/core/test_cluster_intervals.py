@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from docevals_mlflow.core.statistics.cluster_intervals import (
+    _RATIOS,
     IntervalSettings,
+    _delta_se,
+    _distinct_rows,
+    _with_products,
     cell_intervals,
     cell_metric_values,
     expanded_confidence,
@@ -167,3 +171,72 @@ def test_an_interval_holds_its_figure(documents: list[list[int]], seed: int) -> 
         assert interval.high is not None
         assert interval.low <= point[name] <= interval.high
         assert 0.0 <= interval.low <= interval.high <= 1.0
+
+
+def test_delta_standard_error_from_resampled_products_matches_the_direct_sum() -> None:
+    # Any weighting of the documents (a resample is one) must give, from the summed
+    # cells and products alone, sum_i w_i (a_i - R b_i)^2 computed document by document.
+    rng = np.random.default_rng(4)
+    cells = rng.integers(0, 6, size=(15, 5))
+    weights = rng.integers(0, 3, size=(4, 15)).astype(float)
+    sums = weights @ _with_products(cells).astype(float)
+    for name, (top, bottom) in _RATIOS.items():
+        a, b = cells @ np.array(top), cells @ np.array(bottom)
+        ratio = (weights @ a) / (weights @ b)
+        squares = ((a[None, :] - ratio[:, None] * b[None, :]) ** 2 * weights).sum(axis=1)
+        expected = np.sqrt(squares * 15 / 14) / (weights @ b)
+        found_ratio, found_error = _delta_se(sums, name, 15)
+        assert found_ratio == pytest.approx(ratio, rel=1e-12), name
+        assert found_error == pytest.approx(expected, rel=1e-9), name
+
+
+def test_studentized_interval_agrees_with_a_direct_bootstrap_t() -> None:
+    # 40 documents: the bootstrap-t interval, by drawing document indices one by one.
+    rng = np.random.default_rng(9)
+    leaves = 1 + rng.poisson(3, size=40)
+    right = rng.binomial(leaves, rng.beta(4, 1, size=40))
+    cells = np.column_stack([right, 0 * right, leaves - right, 0 * right, 0 * right])
+    a, b = 2 * cells[:, 0], 2 * cells[:, 0] + cells[:, 2]
+
+    def f1_and_se(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        top, bottom = a[index].sum(axis=-1), b[index].sum(axis=-1)
+        ratio = top / bottom
+        squares = ((a[index] - ratio[..., None] * b[index]) ** 2).sum(axis=-1)
+        return ratio, np.sqrt(squares * 40 / 39) / bottom
+
+    estimate, error = f1_and_se(np.arange(40))
+    ratios, errors = f1_and_se(np.random.default_rng(1).integers(0, 40, size=(40_000, 40)))
+    upper, lower = np.quantile((ratios - estimate) / errors, [0.975, 0.025])
+    interval = cell_intervals(cells, settings=IntervalSettings(resamples=40_000))["f1"]
+    assert interval.low == pytest.approx(estimate - upper * error, abs=0.004)
+    assert interval.high == pytest.approx(estimate - lower * error, abs=0.004)
+
+
+def test_many_documents_draw_normal_sums_with_the_bootstrap_moments() -> None:
+    rng = np.random.default_rng(6)
+    rows = np.column_stack([rng.poisson(4, 20_000), rng.integers(0, 3, 20_000)])
+    sums = resampled_sums(rows, 20_000, np.random.default_rng(2))
+    again = resampled_sums(rows, 20_000, np.random.default_rng(2))
+    assert np.array_equal(sums, again)
+    # The exact bootstrap's mean is the totals, its covariance n times the rows'.
+    assert sums.mean(axis=0) == pytest.approx(rows.sum(axis=0), rel=1e-3)
+    expected = 20_000 * np.cov(rows.T, bias=True)
+    assert np.cov(sums.T) == pytest.approx(expected, rel=0.05, abs=0.05 * expected.max())
+    # A rare column is too skewed for the normal: its sums stay exact counts.
+    rare = np.zeros((20_000, 1), dtype=np.int64)
+    rare[:10] = 1
+    exact = resampled_sums(rare, 500, np.random.default_rng(2))
+    assert np.array_equal(exact, np.round(exact))
+
+
+def test_counting_distinct_rows_agrees_with_sorting_them() -> None:
+    # 500 rows over at most 3 x 2 x 4 keys take the counting path; its rows and counts
+    # (in key order) must be those np.unique gives.
+    rng = np.random.default_rng(8)
+    rows = np.column_stack(
+        [rng.integers(2, 5, 500), rng.integers(0, 2, 500), rng.integers(0, 4, 500)]
+    )
+    distinct, counts = _distinct_rows(rows)
+    expected, expected_counts = np.unique(rows, axis=0, return_counts=True)
+    assert np.array_equal(distinct, expected)
+    assert np.array_equal(counts, expected_counts)

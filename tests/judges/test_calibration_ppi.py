@@ -17,10 +17,13 @@ from docevals_mlflow.tracking.bundle import BundleWriter
 from docevals_mlflow.tracking.calibration_runs import layout_calibration
 from tests.judges.test_calibration import (
     FAIL,
+    PANEL_HUMANS,
     PASS,
+    case_labels,
     judge_labels,
     judge_reports,
     make_case,
+    panel_reports,
     scripted_judge,
     write_labels,
 )
@@ -65,6 +68,7 @@ def test_the_corrected_pass_rate_is_ppi_over_every_judged_case():
         kappa=report.cases.kappa,
     )
     assert correction.method == "ppi++"
+    assert correction.prediction == "verdict"
     assert correction.fallback is None
     assert correction.corrected.estimate == pytest.approx(expected.corrected.estimate)
     assert correction.corrected.low == pytest.approx(expected.corrected.low)
@@ -75,6 +79,31 @@ def test_the_corrected_pass_rate_is_ppi_over_every_judged_case():
     markdown = render_calibration_markdown(report)
     assert "## Pass rate corrected for judge bias (PPI++)" in markdown
     assert "pass rate, PPI++ (λ" in markdown
+
+
+def test_a_panel_uses_its_pass_vote_share_as_the_prediction():
+    # Votes (see PANEL_VOTES): p1 3/3 pass, p2 0/3, p3 2/3, p4 0/3 (unsure is no pass),
+    # p5 2/3; humans label p1-p3, so p4 and p5 are judged only.
+    humans = {case_id: PANEL_HUMANS[case_id] for case_id in ("p1", "p2", "p3")}
+    report = calibrate(panel_reports(), case_labels(humans), bootstrap=0)
+    correction = report.pass_rate
+    assert correction is not None
+    expected = ppi_mean(
+        [1.0, 0.0, 0.0],
+        [1.0, 0.0, 2 / 3],
+        [0.0, 2 / 3],
+        bounds=(0.0, 1.0),
+        kappa=report.cases.kappa,
+    )
+    assert correction.prediction == "panel_vote_share"
+    assert correction.method == "ppi++"
+    assert correction.lam == pytest.approx(expected.lam)
+    assert correction.corrected.estimate == pytest.approx(expected.corrected.estimate)
+    assert correction.corrected.high == pytest.approx(expected.corrected.high)
+    # The judge-only figure stays the panel's share of pass verdicts (p1, p3, p5).
+    assert correction.judge_only.estimate == pytest.approx(3 / 5)
+    markdown = render_calibration_markdown(report)
+    assert "pass rate, PPI++ on the panel's pass-vote share (λ" in markdown
 
 
 def test_an_uninformative_judge_falls_back_to_the_human_labels():

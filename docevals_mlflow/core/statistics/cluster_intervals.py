@@ -3,19 +3,19 @@
 The leaves of one document are not independent (one bad scan spoils many fields), so
 the unit resampled is the **document**: a resample draws as many documents as there
 are, with replacement, and recomputes the micro figure (precision, recall, F1,
-accuracy: each a ratio of sums of TP/FA/FD/FN/TN over the documents drawn). The
-interval is the percentile interval of the resampled figures (docs/statistics.md says
-why percentile and not BCa).
+accuracy: each a ratio of sums of TP/FA/FD/FN/TN over the documents drawn). From 10
+documents these get a studentized interval (bootstrap-t, each resample's delta-method
+standard error); with fewer, and for :func:`ratio_interval`, the expanded percentile
+interval (docs/statistics.md says why, and why not BCa).
 
-Fast without approximating: a figure of one field depends on the documents only
-through the field's per-document count rows, which take few distinct values (a field
-has a handful of leaves). How often each distinct row is drawn in one resample is
-multinomial, so one resample costs one multinomial draw over the distinct rows, not
-one draw per document. When rows are mostly distinct (document totals of a large
-schema), the documents are drawn one by one and the sums are a matrix product
-(:mod:`.intervals`). Either way the draws have exactly the distribution of the
-document bootstrap. Each group (field, class, overall) is resampled on its own: its
-interval is right, but draws of two groups are not from the same resamples.
+Fast: a figure of one field depends on the documents only through the field's
+per-document count rows, which take few distinct values, so one exact resample costs
+one multinomial draw over the distinct rows; when rows are mostly distinct the
+documents are drawn one by one and the sums are a matrix product (:mod:`.intervals`).
+From 10,000 documents, sums that are nearly normal (skewness at most 0.02) are drawn
+from the normal with the bootstrap's exact mean and covariance instead. Each group
+(field, class, overall) is resampled on its own: its interval is right, but draws of
+two groups are not from the same resamples.
 
 Deterministic: the same counts, seed and number of resamples give the same interval.
 """
@@ -48,6 +48,23 @@ CELL_METRICS = ("precision", "recall", "f1", "accuracy")
 # Distinct rows this many times fewer than documents: a multinomial draw over the
 # distinct rows is cheaper than drawing each document.
 _GROUPING_GAIN = 8
+# From this many documents, resampled sums whose skewness is at most _NORMAL_SKEW are
+# drawn from the normal with the bootstrap's own mean and covariance (see
+# _moment_matched_sums); below it every draw is an exact document resample.
+_NORMAL_DOCUMENTS = 10_000
+_NORMAL_SKEW = 0.02
+# From this many documents up to _NORMAL_DOCUMENTS, cell figures get the studentized
+# (bootstrap-t) interval; fewer documents than this give too few distinct resamples
+# for a studentized quantile, and they keep the expanded percentile interval.
+_STUDENTIZED_DOCUMENTS = 10
+# Each figure as numerator / denominator, both linear in [tp, fa, fd, fn, tn].
+_RATIOS = {
+    "precision": ((1, 0, 0, 0, 0), (1, 1, 1, 0, 0)),
+    "recall": ((1, 0, 0, 0, 0), (1, 0, 0, 1, 0)),
+    "f1": ((2, 0, 0, 0, 0), (2, 1, 1, 1, 0)),
+    "accuracy": ((1, 0, 0, 0, 1), (1, 1, 1, 1, 1)),
+}
+_PAIRS = [(i, j) for i in range(5) for j in range(i, 5)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,33 +100,50 @@ class ClusterInterval:
         return entry
 
 
-def _distinct_rows(rows: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct rows of ``rows`` and how often each occurs."""
+def _distinct_rows(rows: IntArray, key_columns: int | None = None) -> tuple[IntArray, IntArray]:
+    """The distinct rows of ``rows`` and how often each occurs; only the first
+    ``key_columns`` columns tell rows apart (the others must be functions of them)."""
     if rows.shape[0] == 0:
         return rows, np.zeros(0, dtype=np.int64)
-    lowest = rows.min(axis=0)
-    spans = rows.max(axis=0) - lowest + 1
+    keyed = rows[:, :key_columns]
+    lowest = keyed.min(axis=0)
+    spans = keyed.max(axis=0) - lowest + 1
     if float(np.prod(spans.astype(np.float64))) < 2.0**62:
         # One integer key per row: a 1-D unique is far faster than unique(axis=0).
         key = np.zeros(rows.shape[0], dtype=np.int64)
         for column, span in enumerate(spans.tolist()):
             if span > 1:  # a constant column adds nothing to the key
                 key *= span
-                key += rows[:, column] - lowest[column]
+                key += keyed[:, column] - lowest[column]
+        size = int(np.prod(spans))
+        if size <= 4 * rows.shape[0]:
+            # Few possible keys: counting them is linear, sorting them is not. Keys come
+            # out in the order np.unique gives, so the draws do not depend on the path.
+            tally = np.bincount(key, minlength=size)
+            present = np.flatnonzero(tally)
+            any_row = np.zeros(size, dtype=np.int64)
+            any_row[key] = np.arange(rows.shape[0])  # rows of one key are alike
+            return rows[any_row[present]], tally[present].astype(np.int64)
         _, first, counts = np.unique(key, return_index=True, return_counts=True)
         return rows[first], counts.astype(np.int64)
-    distinct, counts = np.unique(rows, axis=0, return_counts=True)
-    return distinct, counts.astype(np.int64)
+    _, first, counts = np.unique(keyed, axis=0, return_index=True, return_counts=True)
+    return rows[first], counts.astype(np.int64)
 
 
 def resampled_sums(
-    rows: npt.ArrayLike, resamples: int, rng: np.random.Generator, *, documents: int | None = None
+    rows: npt.ArrayLike,
+    resamples: int,
+    rng: np.random.Generator,
+    *,
+    documents: int | None = None,
+    key_columns: int | None = None,
 ) -> FloatArray:
     """Column sums of ``rows`` (one row of counts per document) over ``resamples``
     document bootstrap resamples (``resamples x columns``).
 
     ``documents`` (at least ``len(rows)``) counts documents whose rows are all zero and
-    left out of ``rows``: they are drawn too, and add nothing.
+    left out of ``rows``: they are drawn too, and add nothing. ``key_columns``: only
+    the first columns tell rows apart (the rest are derived from them).
     """
     values = np.asarray(rows, dtype=np.int64)
     present = values.shape[0]
@@ -118,10 +152,14 @@ def resampled_sums(
         raise ValueError(f"documents ({total}) is fewer than the rows given ({present})")
     if total == 0:
         return np.zeros((resamples, values.shape[1]))
-    distinct, counts = _distinct_rows(values)
+    distinct, counts = _distinct_rows(values, key_columns)
     if total > present:
         distinct = np.vstack([distinct, np.zeros((1, values.shape[1]), dtype=np.int64)])
         counts = np.append(counts, total - present)
+    if total >= _NORMAL_DOCUMENTS:
+        normal = _moment_matched_sums(distinct, counts, resamples, rng)
+        if normal is not None:
+            return normal
     if distinct.shape[0] * _GROUPING_GAIN <= total:
         drawn = rng.multinomial(total, counts / total, size=resamples)
         return drawn.astype(np.float64) @ distinct.astype(np.float64)
@@ -129,6 +167,82 @@ def resampled_sums(
     columns = padded.astype(np.float64)
     batches = resample_batches(resamples, total)
     return np.vstack([bootstrap_weights(rng, size, total) @ columns for size in batches])
+
+
+def _moment_matched_sums(
+    distinct: IntArray, counts: IntArray, resamples: int, rng: np.random.Generator
+) -> FloatArray | None:
+    """Resampled column sums drawn from the normal with the document bootstrap's exact
+    mean (the totals) and covariance (``total`` times the rows' covariance), or
+    ``None`` when a column's sum is too skewed for the normal.
+
+    The bootstrap sum of ``n`` documents is a sum of ``n`` independent draws, so it is
+    normal to within its skewness ``g / sqrt(n)`` (``g`` the rows' skewness). Exact
+    draws cost one random number per document and resample (seconds at 100,000
+    documents); these cost one per column. A rare column (a field seldom present) keeps
+    the exact draws: its skewness stays large.
+    """
+    total = int(counts.sum())
+    share = counts / total
+    mean = share @ distinct
+    centred = distinct - mean
+    covariance = (centred * share[:, None]).T @ centred
+    spread = np.sqrt(np.diag(covariance))
+    varying = spread > 0
+    skew = share @ centred[:, varying] ** 3 / spread[varying] ** 3
+    if np.any(np.abs(skew) / math.sqrt(total) > _NORMAL_SKEW):
+        return None
+    # A symmetric square root by eigendecomposition: constant columns (FA, TN of most
+    # fields) make the covariance singular, which a Cholesky factor refuses.
+    variances, axes = np.linalg.eigh((covariance + covariance.T) / 2.0)
+    root = axes * np.sqrt(np.clip(variances, 0.0, None))
+    noise = rng.standard_normal((resamples, distinct.shape[1])) @ root.T
+    sums: FloatArray = np.clip(total * mean + math.sqrt(total) * noise, 0.0, None)
+    return sums
+
+
+def _with_products(values: IntArray) -> IntArray:
+    """The cells and their 15 pairwise products per document: resampled sums of the
+    products give each resample's delta-method variance of any ratio of the cells."""
+    products = [values[:, i] * values[:, j] for i, j in _PAIRS]
+    return np.hstack([values, np.stack(products, axis=1)])
+
+
+def _delta_se(sums: FloatArray, name: str, documents: int) -> tuple[FloatArray, FloatArray]:
+    """Per row of ``sums`` (cells, then products as :func:`_with_products`), the
+    figure ``name`` and its delta-method standard error (documents as clusters)."""
+    top, bottom = (np.asarray(vector, dtype=np.float64) for vector in _RATIOS[name])
+    second = np.zeros((sums.shape[0], 5, 5))
+    for column, (i, j) in enumerate(_PAIRS, start=5):
+        second[:, i, j] = second[:, j, i] = sums[:, column]
+    numerator, denominator = sums[:, :5] @ top, sums[:, :5] @ bottom
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = numerator / denominator
+        # sum over documents of (a_i - R b_i)^2, from the resampled second moments.
+        squares = (
+            np.einsum("i,rij,j->r", top, second, top)
+            - 2 * ratio * np.einsum("i,rij,j->r", top, second, bottom)
+            + ratio**2 * np.einsum("i,rij,j->r", bottom, second, bottom)
+        )
+        error = np.sqrt(np.clip(squares, 0.0, None) * documents / (documents - 1)) / denominator
+    return ratio, error
+
+
+def _studentized_interval(
+    sums: FloatArray, totals: FloatArray, name: str, documents: int, confidence: float
+) -> tuple[float, float]:
+    """The bootstrap-t interval of ``name``: the figure minus the resampled quantiles
+    of ``(R* - R) / se*`` times its standard error, clipped to [0, 1]."""
+    estimate, error = (float(part[0]) for part in _delta_se(totals[None, :], name, documents))
+    if not error > 0:  # every document has the same figure: so has every resample
+        return estimate, estimate
+    ratio, spread = _delta_se(sums, name, documents)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pivots = (ratio - estimate) / spread
+    pivots = pivots[~np.isnan(pivots)]  # no figure, or a resample of identical figures
+    tail = (1.0 - confidence) / 2.0
+    upper, lower = np.quantile(pivots, [1.0 - tail, tail], method="inverted_cdf")
+    return max(0.0, estimate - upper * error), min(1.0, estimate - lower * error)
 
 
 def expanded_confidence(confidence: float, documents: int) -> float:
@@ -233,7 +347,10 @@ def cell_intervals(
     if count < 2:
         return {name: none(f"fewer than 2 documents ({count})") for name in metrics}
     rng = np.random.default_rng([settings.seed, stream])
-    draws = cell_metric_values(resampled_sums(values, settings.resamples, rng))
+    studentized = _STUDENTIZED_DOCUMENTS <= count < _NORMAL_DOCUMENTS
+    rows = _with_products(values) if studentized else values
+    sums = resampled_sums(rows, settings.resamples, rng, key_columns=5)
+    draws = cell_metric_values(sums[:, :5])
     level = expanded_confidence(settings.confidence, count)
     results = {}
     for name in metrics:
@@ -241,18 +358,18 @@ def cell_intervals(
         if np.isnan(estimate):
             results[name] = none(_UNDEFINED[name])
             continue
-        low, high = percentile_interval(draws[name][:, None], level)
+        if studentized:
+            low, high = _studentized_interval(
+                sums, rows.sum(axis=0).astype(np.float64), name, count, settings.confidence
+            )
+        else:
+            low, high = (float(end[0]) for end in percentile_interval(draws[name][:, None], level))
         # A reported interval always holds its reported figure (a skewed bootstrap
         # distribution can put both percentiles on one side of it).
         results[name] = ClusterInterval(
-            min(float(low[0]), estimate),
-            max(float(high[0]), estimate),
-            count,
-            observations,
-            settings.confidence,
-            settings.resamples,
-            settings.seed,
-        )
+            min(low, estimate), max(high, estimate), count, observations,
+            settings.confidence, settings.resamples, settings.seed,
+        )  # fmt: skip
     return results
 
 

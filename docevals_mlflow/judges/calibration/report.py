@@ -175,6 +175,9 @@ class PassRateCorrection(DocEvalsModel):
     ``fallback`` says why the judge was not used."""
 
     method: Literal["ppi++", "human_only"]
+    prediction: Literal["verdict", "panel_vote_share"] = "verdict"
+    """The judge's score PPI++ used: 1/0 for a ``pass`` verdict, or (when every judged
+    case has a panel's votes) the share of the panel's members voting ``pass``."""
     corrected: ShareEstimate
     judge_only: ShareEstimate
     human_only: ShareEstimate
