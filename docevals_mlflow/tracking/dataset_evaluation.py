@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.fingerprints import sha256_file, sha256_json
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
+from docevals_mlflow.tracking.genai_mirror import MANAGED_TAG, managed_dataset
 
-MANAGED_TAG = "docevals.managed"
 DIGEST_TAG = "docevals.file_digest"
 CONTENT_TAG = "docevals.content_sha256"
 if TYPE_CHECKING:
@@ -116,24 +116,6 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _managed(client: Any, name: str) -> Any:
-    """The docevals-managed dataset ``name``, ``None``, or a warning text."""
-    found = [
-        dataset
-        for dataset in client.search_datasets(filter_string=f"name = '{name}'", max_results=50)
-        if dataset.name == name
-    ]
-    ours = [dataset for dataset in found if (dataset.tags or {}).get(MANAGED_TAG) == "true"]
-    if ours:
-        return min(ours, key=lambda dataset: (dataset.created_time or 0, dataset.dataset_id))
-    if found:
-        return (
-            f"a GenAI evaluation dataset named {name!r} exists that docevals did not "
-            "create; it was left untouched"
-        )
-    return None
-
-
 def publish_evaluation_dataset(
     tracking_uri: str, name: str, path: Path, experiment_ids: Iterable[str]
 ) -> tuple[str | None, str | None]:
@@ -145,7 +127,7 @@ def publish_evaluation_dataset(
         return None, f"evaluation dataset name {name!r} holds a quote; not published"
     try:
         client = open_client(tracking_uri)
-        found = _managed(client, name)
+        found = managed_dataset(client, name)
         if isinstance(found, str):
             return None, found
         digest = file_digest(path)

@@ -74,7 +74,7 @@ def mirror_dataset(
 ) -> tuple[str | None, str | None]:
     """Create or update the GenAI dataset ``name``; returns ``(dataset_id, warning)``."""
     try:
-        found = _managed(client, name)
+        found = managed_dataset(client, name)
         if isinstance(found, str):
             return None, found
         tags = {
@@ -99,7 +99,7 @@ def mirror_dataset(
         return None, f"GenAI evaluation dataset not updated ({type(exc).__name__}: {reason})"
 
 
-def _managed(client: Any, name: str) -> Any:
+def managed_dataset(client: Any, name: str) -> Any:
     """The docevals-managed dataset named ``name``, ``None``, or a warning text."""
     matches = [
         dataset
