@@ -8,8 +8,9 @@ On a SQL store the traces, their tags, metadata, assessments and spans are inser
 in bulk, in one transaction, with the rows MLflow's own ``start_trace`` and
 ``log_spans`` write for a new trace (:mod:`~docevals_mlflow.tracking.trace_rows`):
 MLflow's store writes a trace at a time (about 10-40 ms each on SQLite), far too slow
-for thousands of documents. Any other store gets ``start_trace`` (the trace with its
-assessments, one call) per trace and ``log_spans`` per :data:`CHUNK` traces.
+for thousands of documents. Any other store (a tracking server) gets ``start_trace``
+(the trace with its assessments, one call) per trace, several at once, and
+``log_spans`` per chunk of traces (:mod:`~docevals_mlflow.tracking.trace_rest`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ import time
 from typing import Any
 
 from docevals_mlflow.tracking.trace_records import TraceRecord, redacted
-
-CHUNK = 500
-"""Traces per ``log_spans`` call (stores other than SQL)."""
 
 
 def log_traces(client: Any, run_id: str, experiment_id: str, traces: list[TraceRecord]) -> int:
@@ -85,4 +83,4 @@ def _execute_many(
     connection.exec_driver_sql(compiled.string, parameters)
 
 
-__all__ = ["CHUNK", "log_traces"]
+__all__ = ["log_traces"]
