@@ -57,6 +57,23 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.diagnostics import disagreement_budget as disagreement_budget
     from docevals_mlflow.diagnostics import failure_cascades as failure_cascades
     from docevals_mlflow.diagnostics import review_budget as review_budget
+    from docevals_mlflow.docmetrics.anls import anls as anls
+    from docevals_mlflow.docmetrics.anls import anls_star as anls_star
+    from docevals_mlflow.docmetrics.normalize import TextNormalization as TextNormalization
+    from docevals_mlflow.docmetrics.reading_order import OrderBatch as OrderBatch
+    from docevals_mlflow.docmetrics.reading_order import OrderScore as OrderScore
+    from docevals_mlflow.docmetrics.reading_order import score_orders as score_orders
+    from docevals_mlflow.docmetrics.tables import TableBatch as TableBatch
+    from docevals_mlflow.docmetrics.tables import TableScore as TableScore
+    from docevals_mlflow.docmetrics.tables import score_tables as score_tables
+    from docevals_mlflow.docmetrics.tables import teds as teds
+    from docevals_mlflow.docmetrics.text import TextBatchScore as TextBatchScore
+    from docevals_mlflow.docmetrics.text import TextPairScore as TextPairScore
+    from docevals_mlflow.docmetrics.text import character_error_rate as character_error_rate
+    from docevals_mlflow.docmetrics.text import normalized_edit_distance as normalized_edit_distance
+    from docevals_mlflow.docmetrics.text import score_texts as score_texts
+    from docevals_mlflow.docmetrics.text import token_f1 as token_f1
+    from docevals_mlflow.docmetrics.text import word_error_rate as word_error_rate
     from docevals_mlflow.errors import ApprovalError as ApprovalError
     from docevals_mlflow.errors import CheckpointWarning as CheckpointWarning
     from docevals_mlflow.errors import ConfigurationError as ConfigurationError
@@ -68,6 +85,7 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.errors import OutputError as OutputError
     from docevals_mlflow.errors import PipelineDefinitionError as PipelineDefinitionError
     from docevals_mlflow.errors import WorkerProcessError as WorkerProcessError
+    from docevals_mlflow.evaluation.document_metrics import AnlsMetric as AnlsMetric
     from docevals_mlflow.evaluation.evaluator import Evaluator as Evaluator
     from docevals_mlflow.evaluation.exact import ExactStructuredMetric as ExactStructuredMetric
     from docevals_mlflow.evaluation.field_metric import FieldMetric as FieldMetric
@@ -78,6 +96,8 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.evaluation.panel_metric import JudgeVariant as JudgeVariant
     from docevals_mlflow.evaluation.pipeline import PipelineEvaluator as PipelineEvaluator
     from docevals_mlflow.evaluation.suite import build_suite_report as build_suite_report
+    from docevals_mlflow.evaluation.table_metric import TableMetric as TableMetric
+    from docevals_mlflow.evaluation.text_metric import TextMetric as TextMetric
     from docevals_mlflow.fields.batch import BatchComparison as BatchComparison
     from docevals_mlflow.fields.batch import DocumentPair as DocumentPair
     from docevals_mlflow.fields.batch import compare_documents as compare_documents
@@ -247,6 +267,9 @@ _EXPORTS: dict[str, str] = {
     "FieldComparer": "docevals_mlflow.fields.compare",
     "FieldMethod": "docevals_mlflow.fields.registry",
     "FieldMetric": "docevals_mlflow.evaluation.field_metric",
+    "AnlsMetric": "docevals_mlflow.evaluation.document_metrics",
+    "TableMetric": "docevals_mlflow.evaluation.table_metric",
+    "TextMetric": "docevals_mlflow.evaluation.text_metric",
     "FieldSpec": "docevals_mlflow.fields.schema",
     "FieldsReport": "docevals_mlflow.fields.report",
     "FunctionMetric": "docevals_mlflow.evaluation.metrics",
@@ -277,6 +300,8 @@ _EXPORTS: dict[str, str] = {
     "ModelJudge": "docevals_mlflow.judges.judge",
     "OperationRegistry": "docevals_mlflow.core.registry",
     "OperationSpec": "docevals_mlflow.core.specs",
+    "OrderBatch": "docevals_mlflow.docmetrics.reading_order",
+    "OrderScore": "docevals_mlflow.docmetrics.reading_order",
     "OutputError": "docevals_mlflow.errors",
     "PacketSplitReport": "docevals_mlflow.split.report",
     "PairComparison": "docevals_mlflow.compare",
@@ -309,12 +334,19 @@ _EXPORTS: dict[str, str] = {
     "SplitSection": "docevals_mlflow.split.models",
     "StageSummary": "docevals_mlflow.core.reports",
     "SuiteReport": "docevals_mlflow.core.reports",
+    "TableBatch": "docevals_mlflow.docmetrics.tables",
+    "TableScore": "docevals_mlflow.docmetrics.tables",
+    "TextBatchScore": "docevals_mlflow.docmetrics.text",
+    "TextNormalization": "docevals_mlflow.docmetrics.normalize",
+    "TextPairScore": "docevals_mlflow.docmetrics.text",
     "TrackingError": "docevals_mlflow.tracking.runs",
     "TrackingUnavailableError": "docevals_mlflow.tracking.runs",
     "TransportSettings": "docevals_mlflow.judges.settings",
     "Usage": "docevals_mlflow.judges.usage",
     "WorkerProcessError": "docevals_mlflow.errors",
     "__version__": "docevals_mlflow._version",
+    "anls": "docevals_mlflow.docmetrics.anls",
+    "anls_star": "docevals_mlflow.docmetrics.anls",
     "apply_decisions": "docevals_mlflow.groundtruth.review",
     "approve_generated_reference": "docevals_mlflow.groundtruth.promotion",
     "approve_review": "docevals_mlflow.groundtruth.approval",
@@ -326,6 +358,7 @@ _EXPORTS: dict[str, str] = {
     "build_judge_request": "docevals_mlflow.judges.request",
     "build_suite_report": "docevals_mlflow.evaluation.suite",
     "canonical_json": "docevals_mlflow.core.fingerprints",
+    "character_error_rate": "docevals_mlflow.docmetrics.text",
     "combine_verdicts": "docevals_mlflow.core.verdicts",
     "compare_document": "docevals_mlflow.fields.compare",
     "compare_documents": "docevals_mlflow.fields.batch",
@@ -353,6 +386,7 @@ _EXPORTS: dict[str, str] = {
     "log_field_comparison": "docevals_mlflow.tracking.api",
     "log_generation": "docevals_mlflow.tracking.generation_runs",
     "log_split_report": "docevals_mlflow.tracking.split_api",
+    "normalized_edit_distance": "docevals_mlflow.docmetrics.text",
     "parse_path": "docevals_mlflow.core.paths",
     "plan_sample_size": "docevals_mlflow.core.statistics.planner",
     "register_field_method": "docevals_mlflow.fields.registry",
@@ -367,9 +401,15 @@ _EXPORTS: dict[str, str] = {
     "review_budget": "docevals_mlflow.diagnostics",
     "review_content": "docevals_mlflow.groundtruth.review",
     "review_from_generation": "docevals_mlflow.groundtruth.review",
+    "score_orders": "docevals_mlflow.docmetrics.reading_order",
+    "score_tables": "docevals_mlflow.docmetrics.tables",
+    "score_texts": "docevals_mlflow.docmetrics.text",
     "sha256_json": "docevals_mlflow.core.fingerprints",
+    "teds": "docevals_mlflow.docmetrics.tables",
+    "token_f1": "docevals_mlflow.docmetrics.text",
     "values_equal": "docevals_mlflow.core.values",
     "verify_approval": "docevals_mlflow.groundtruth.approval",
+    "word_error_rate": "docevals_mlflow.docmetrics.text",
     "write_approved": "docevals_mlflow.groundtruth.approval",
     "write_ground_truth_review": "docevals_mlflow.groundtruth.review",
     "write_report": "docevals_mlflow.reports.files",

@@ -30,6 +30,7 @@ from docevals_mlflow.cli import (
     review,
     runs,
     split,
+    text,
 )
 from docevals_mlflow.cli.annotations import check_annotations
 from docevals_mlflow.cli.common import (
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         compare,
         plan,
         repeats,
+        text,
     ):
         module.register(commands)
     return parser

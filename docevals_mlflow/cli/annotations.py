@@ -176,6 +176,13 @@ def add_run_annotations(parser: argparse.ArgumentParser, *, prompt: bool = False
         type=_key_value("tag", RESERVED_TAG_PREFIXES),
         help="an extra run tag, e.g. team=billing (repeatable)",
     )
+    group.add_argument(
+        "--repeat-group",
+        metavar="NAME",
+        type=_repeat_group,
+        help="mark the run as a repeat of the other runs of this group (tag "
+        "docevals.repeat_group); docevals repeats --group NAME reports their flip rate",
+    )
     if prompt:
         group.add_argument(
             "--prompt",
@@ -230,6 +237,16 @@ def annotation_inputs(args: argparse.Namespace) -> list[Input]:
     return [Input("--prompt", prompt.path)]
 
 
+def _repeat_group(text: str) -> str:
+    """An argparse ``type`` for ``--repeat-group``: a name MLflow can store and search."""
+    name = text.strip()
+    if not name or len(name) > 250 or "\n" in name:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text[:40]!r} (expected a name of 1 to 250 characters on one line)"
+        )
+    return name
+
+
 def annotation_options(args: argparse.Namespace) -> dict[str, Any]:
     """The annotations of the command line as :class:`~docevals_mlflow.tracking.options.RunOptions`
     fields: ``params``, ``tags`` and ``prompt`` (none for a command without them)."""
@@ -243,4 +260,10 @@ def annotation_options(args: argparse.Namespace) -> dict[str, Any]:
         if given is None
         else RunPrompt(given.text, file=given.name, name=getattr(args, "prompt_name", None))
     )
-    return {"params": dict(args.param), "tags": dict(args.tag), "prompt": prompt}
+    tags = dict(args.tag)
+    group = getattr(args, "repeat_group", None)
+    if group is not None:
+        from docevals_mlflow.tracking.repeat_runs import REPEAT_GROUP_TAG
+
+        tags[REPEAT_GROUP_TAG] = group
+    return {"params": dict(args.param), "tags": tags, "prompt": prompt}

@@ -141,6 +141,10 @@ def _print_summary(report: CalibrationReport, args: argparse.Namespace) -> None:
 
     print(report.verdict_line("cases"))
     print(report.verdict_line("claims"))
+    for level in ("cases", "claims"):
+        line = report.interval_line(level)
+        if line is not None:
+            print(line)
     if report.pass_rate is not None:
         for line in correction_lines(report.pass_rate, report.confidence):
             print(line)

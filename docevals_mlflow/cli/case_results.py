@@ -44,15 +44,27 @@ def finish_report(
 ) -> int:
     """Write ``report`` (``--output``, ``--markdown``, ``--dashboard``), print its line,
     log it, print the judges' usage; exit 1 when its verdict reaches ``--fail-on``."""
+    from docevals_mlflow.cli.judge_repeats import repeat_figures_of, repeat_lines
+
     write_report(report, args.output, args.markdown)
     print(summary_line(report))
+    repeats = repeat_figures_of(report, stages)
+    for line in repeat_lines(repeats):
+        print(line)
     print(f"report: {args.output}" + (f" (Markdown: {args.markdown})" if args.markdown else ""))
     dashboard = write_dashboard(args, lambda: _dashboard(report))
 
     def assemble(options: Any) -> Any:
         from docevals_mlflow.tracking.assembly import assemble_evaluation
+        from docevals_mlflow.tracking.repeat_runs import repeat_figure_metrics
 
-        return assemble_evaluation(report, options, stage_reports=stages, dashboard=dashboard)
+        return assemble_evaluation(
+            report,
+            options,
+            stage_reports=stages,
+            dashboard=dashboard,
+            extend=None if repeats is None else repeat_figure_metrics(repeats),
+        )
 
     log_evaluation(args, assemble, default_run_name=args.output.stem, anchor=args.output)
     # Last, so that it is the line to look at after a run that cost money.

@@ -120,6 +120,11 @@ def _run_case(args: argparse.Namespace) -> int:
     # Options and paths first, then judge settings: a typo, an output that would
     # replace an input or a missing key should stop the run before any work.
     from docevals_mlflow.cli.case_results import finish_report
+    from docevals_mlflow.cli.judge_repeats import (
+        repeat_case_judge,
+        repeats_of,
+        with_repeat_figures,
+    )
     from docevals_mlflow.cli.judging import announce, judge_metric, judge_paths, judge_runtime
 
     check_number("--relative-tolerance", args.relative_tolerance, minimum=0)
@@ -135,10 +140,12 @@ def _run_case(args: argparse.Namespace) -> int:
         ],
         [*report_outputs(args), *judge_outputs],
     )
+    repeats_of(args)
     judge = judge_metric(args, judge_runtime(args))
     if judge is not None:
         announce(judge)
-    return finish_report(args, _evaluate_case(args, judge))
+    judge = repeat_case_judge(args, judge)
+    return finish_report(args, with_repeat_figures(_evaluate_case(args, judge)))
 
 
 def _evaluate_case(args: argparse.Namespace, judge: Metric | None = None) -> EvaluationReport:

@@ -90,9 +90,9 @@ def add_judge_options(
     parser: argparse.ArgumentParser, *, pipeline: bool = False, fields: bool = False
 ) -> None:
     """``--judge``, ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature``,
-    ``--reasoning-effort``, ``--panel``, ``--concurrency``, ``--judge-cache`` and
-    ``--prices``; with ``fields`` (``docevals fields``) the judge decides LLM-method
-    fields, so there is no ``--panel``."""
+    ``--reasoning-effort``, ``--panel``, ``--repeats``, ``--concurrency``,
+    ``--judge-cache`` and ``--prices``; with ``fields`` (``docevals fields``) the judge
+    decides LLM-method fields, so there is no ``--panel`` nor ``--repeats``."""
     group = parser.add_argument_group(
         "LLM judge", _group_description(pipeline=pipeline, fields=fields)
     )
@@ -105,6 +105,15 @@ def add_judge_options(
             type=Path,
             metavar="PANEL.yaml",
             help="judge with a panel of judges described in this file (instead of --judge)",
+        )
+        group.add_argument(
+            "--repeats",
+            type=int,
+            default=1,
+            metavar="N",
+            help="ask every LLM judge and panel N times per stage (repeats 2..N bypass "
+            "--judge-cache) and report each judge's flip rate and pass^N; the stage's "
+            "verdict is the first repeat's (default 1)",
         )
     add_concurrency_option(group, own_limit="a judge or variant configured")
     add_answer_cache_option(group, "--judge-cache", answers="judge answers")

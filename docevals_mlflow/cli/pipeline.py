@@ -65,6 +65,11 @@ def register(commands: Any) -> None:
 def run_pipeline(args: argparse.Namespace) -> int:
     """Evaluate the pipeline (or the batch), write the reports, log, and gate."""
     from docevals_mlflow.cli.case_results import finish_report, gate_reports
+    from docevals_mlflow.cli.judge_repeats import (
+        repeat_pipeline_judges,
+        repeats_of,
+        with_repeat_figures,
+    )
     from docevals_mlflow.cli.judging import (
         add_to_every_stage,
         announce,
@@ -75,6 +80,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
     from docevals_mlflow.evaluation.pipeline import pipeline_file_names
     from docevals_mlflow.evaluation.suite import build_suite_report
 
+    repeats_of(args)
     runtime = judge_runtime(args)
     judge = judge_metric(args, runtime)
     pipelines, evaluator = load_pipelines_config(args.config, judges=runtime)
@@ -90,6 +96,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
     if judge is not None:
         add_to_every_stage(evaluator, judge)
         announce(judge)
+    repeat_pipeline_judges(args, evaluator)
     # A bar on a terminal only: judged stages take seconds each, while redirected
     # output (CI logs) keeps exactly the lines it always had.
     progress = ProgressDisplay(sys.stderr, command="evaluate-pipeline", milestones=False)
@@ -101,7 +108,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
             checkpoint_context=context,
             progress=lambda done, total: progress("evaluating stages", done, total),
         )
-        return finish_report(args, report)
+        return finish_report(args, with_repeat_figures(report))
     # Several pipelines (one per document, say): evaluated together, reported as a
     # suite, each pipeline's own report kept next to it.
     reports = evaluator.evaluate_batch(
@@ -110,6 +117,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
         checkpoint_context=context,
         progress=lambda done, total: progress("evaluating stages", done, total),
     )
+    reports = [with_repeat_figures(report) for report in reports]
     _write_pipeline_reports(args, reports)
     suite = build_suite_report(reports, suite_id=args.config.stem)
     code = finish_report(args, suite, stages=[stage for r in reports for stage in r.stage_reports])

@@ -70,6 +70,20 @@ def register(commands: Any) -> None:
         help="packets with mistakes that get a section table in the Markdown report "
         "(weakest first; default 20)",
     )
+    split.add_argument(
+        "--intervals",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="95%% intervals of the micro accuracies and of boundary and section precision, "
+        "recall and F1 from resampling packets (default on; see docs/statistics.md)",
+    )
+    split.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the intervals' resampling (default 0; same seed, same intervals)",
+    )
     add_threshold_option(split, "--fail-under", tuple(SPLIT_FAIL_UNDER), subject="a metric")
     add_tracking_options(split)
     add_run_annotations(split, prompt=True)
@@ -164,8 +178,13 @@ def _evaluate(args: argparse.Namespace) -> SplitReport:
             source=str(args.predicted),
             expected="packet ids (file names or 'id's) that match the expected side's",
         )
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
+
     return evaluate_split_batch(
-        paired.pairs, expected_only=paired.expected_only, predicted_only=paired.predicted_only
+        paired.pairs,
+        expected_only=paired.expected_only,
+        predicted_only=paired.predicted_only,
+        intervals=args.intervals and IntervalSettings(seed=args.seed),
     )
 
 

@@ -163,6 +163,62 @@ def _judge_repeats(snapshots: Sequence[RunSnapshot]) -> list[JudgeRepeats]:
     return judges
 
 
+_IDENTITY_PARAMS = ("case.id", "pipeline.id", "suite.id", "schema.id", "schema.version")
+
+
+def _input_params(snapshot: RunSnapshot) -> dict[str, str]:
+    """The params that say what a run evaluated: its case, pipeline, suite or schema,
+    and every fingerprint (``schema.sha256``, ``op.<operation>.eval_spec_sha256``...)."""
+    return {
+        key: value
+        for key, value in snapshot.params.items()
+        if key in _IDENTITY_PARAMS or key.endswith("sha256")
+    }
+
+
+def input_differences(snapshots: Sequence[RunSnapshot]) -> list[str]:
+    """How the inputs of ``snapshots`` differ from the first's: each spec fingerprint or
+    identity param that differs, then ground truth whose content digests differ, one
+    line each naming the runs (empty: the same)."""
+    first = snapshots[0]
+    base_params = _input_params(first)
+    lines = []
+    for other in snapshots[1:]:
+        pair = f"{first.label} and {other.label}"
+        params = _input_params(other)
+        for key in sorted(set(base_params) | set(params)):
+            a, b = base_params.get(key), params.get(key)
+            if a != b:
+                lines.append(f"{key} differs between {pair} ({a or 'absent'} vs {b or 'absent'})")
+        # Datasets are named after the case; their content digests say what was compared.
+        ours, theirs = set(first.datasets.values()), set(other.datasets.values())
+        if ours != theirs:
+            lines.append(
+                f"the ground-truth digest differs between {pair} "
+                f"({_digests(ours)} vs {_digests(theirs)})"
+            )
+    return lines
+
+
+def _digests(digests: set[str]) -> str:
+    return ", ".join(sorted(digest[:12] for digest in digests)) or "none"
+
+
+def check_same_inputs(snapshots: Sequence[RunSnapshot]) -> None:
+    """Refuse runs that were not given the same inputs (see :func:`input_differences`).
+
+    Raises:
+        InputError: naming the first difference (and how many more there are).
+    """
+    lines = input_differences(snapshots)
+    if lines:
+        more = f" (and {len(lines) - 1} more difference(s))" if len(lines) > 1 else ""
+        raise InputError(
+            f"the runs are not repeats of the same inputs: {lines[0]}{more}",
+            expected="runs of the same case, pipeline or schema against the same ground truth",
+        )
+
+
 def repeat_stability(snapshots: Sequence[RunSnapshot]) -> RepeatReport:
     """Flip rate and pass^k of ``snapshots``, runs repeated on the same inputs.
 

@@ -42,6 +42,10 @@ _TEXT_TYPES = {
     ".md": "text/markdown",
     ".markdown": "text/markdown",
     ".rst": "text/x-rst",
+    # HTML references are the tables a parser should produce: their text is the
+    # content the table metrics compare (never rendered, never sent anywhere).
+    ".html": "text/html",
+    ".htm": "text/html",
 }
 _TABLE_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 _TABLE_TYPES = {".csv": "text/csv", ".tsv": "text/tab-separated-values"}

@@ -27,6 +27,7 @@ from docevals_mlflow.core.literals import (
     Verdict,
 )
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.repeat_figures import JudgeRepeatFigures
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.core.specs import EvaluationSpec
 
@@ -119,6 +120,11 @@ def summarize_reference(reference: ReferenceArtifact) -> ReferenceSummary:
     )
 
 
+def _absent(value: object) -> bool:
+    """Leave an optional section out of the JSON, so reports without it stay as they were."""
+    return value is None
+
+
 class EvaluationReport(DocEvalsModel):
     """Everything decided about one stage of one case, and what it was decided on."""
 
@@ -150,6 +156,9 @@ class EvaluationReport(DocEvalsModel):
     counterfactual: CounterfactualRerun | None = None
     """The oracle-swap rerun that refined an ``upstream_or_combined`` failure, when
     counterfactual attribution was asked for."""
+    judge_repeats: JudgeRepeatFigures | None = Field(default=None, exclude_if=_absent)
+    """Flip rate and pass^N of the judges asked N times (``--repeats N``); left out of
+    the JSON when the judges were asked once."""
 
     @property
     def operation_spec_id(self) -> str | None:
@@ -207,6 +216,9 @@ class PipelineEvaluationReport(DocEvalsModel):
     verdict: Verdict
     requires_human_review: bool
     checkpoint: CheckpointSummary | None = None
+    judge_repeats: JudgeRepeatFigures | None = Field(default=None, exclude_if=_absent)
+    """Flip rate and pass^N over the stages of the judges asked N times (``--repeats``);
+    left out of the JSON when the judges were asked once."""
 
     def stage(self, stage_id: str) -> EvaluationReport:
         """The report of stage ``stage_id``."""
@@ -214,6 +226,21 @@ class PipelineEvaluationReport(DocEvalsModel):
             if report.stage_id == stage_id:
                 return report
         raise KeyError(stage_id)
+
+
+class RateInterval(DocEvalsModel):
+    """A rate's interval from its cases (a pipeline or a single-case report is one
+    case): Wilson, at the effective number of observations when a case holds several
+    (docs/statistics.md, "Intervals on pass rates and judge agreement")."""
+
+    low: float | None
+    high: float | None
+    cases: int
+    observations: int
+    confidence: float
+    method: str | None = None
+    reason: str | None = None
+    """Why ``low`` and ``high`` are ``None`` (fewer than 2 cases)."""
 
 
 class StageSummary(DocEvalsModel):
@@ -229,6 +256,9 @@ class StageSummary(DocEvalsModel):
     human_review_rate: float
     counterfactual: CounterfactualSummary | None = None
     """Rerun outcomes, when any of this stage's reports carries one."""
+    ci: dict[str, RateInterval] = Field(default_factory=dict)
+    """Intervals of ``pass_rate`` and ``fail_rate`` (empty in reports from before
+    intervals)."""
 
 
 class MetricSummary(DocEvalsModel):
@@ -241,6 +271,8 @@ class MetricSummary(DocEvalsModel):
     error_count: int
     score_means: dict[str, float] = Field(default_factory=dict)
     """Mean of each score over the cases where it had a value."""
+    ci: dict[str, RateInterval] = Field(default_factory=dict)
+    """The interval of ``pass_rate`` (its cases are those the metric ran on)."""
 
 
 class SuiteReport(DocEvalsModel):
@@ -267,3 +299,7 @@ class SuiteReport(DocEvalsModel):
     disagreement: DisagreementBudget | None = None
     """Panel disagreement as a review signal, when panels ran next to ground-truth
     metrics."""
+    ci: dict[str, RateInterval] = Field(default_factory=dict)
+    """Intervals of ``case_pass_rate``, ``case_fail_rate`` (one verdict per case),
+    ``stage_pass_rate`` and ``human_review_rate`` (over every stage, the cases as
+    clusters)."""

@@ -11,6 +11,7 @@ Punctuation goes before the white-space collapse so that ``"a , b"`` becomes
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
@@ -41,14 +42,25 @@ class TextNormalization:
 
     def apply(self, text: str) -> str:
         """``text`` normalized as the options say."""
+        text = self._before_whitespace(text)
+        if self.collapse_whitespace:
+            text = " ".join(text.split())
+        return text
+
+    def apply_with_words(self, text: str) -> tuple[str, list[str]]:
+        """``text`` normalized, and its white-space separated words (split once: the
+        words of a collapsed text are the words it was joined from)."""
+        text = self._before_whitespace(text)
+        words = text.split()
+        return (" ".join(words) if self.collapse_whitespace else text), words
+
+    def _before_whitespace(self, text: str) -> str:
         if self.unicode_form != "none" and not text.isascii():
             text = unicodedata.normalize(self.unicode_form, text)
         if self.remove_punctuation:
             text = text.translate(_punctuation_table(text))
         if self.casefold:
             text = text.casefold()
-        if self.collapse_whitespace:
-            text = " ".join(text.split())
         return text
 
 
@@ -83,11 +95,15 @@ def check_text(value: object, where: str) -> str:
     raise InputError(f"{where}: expected text (str), got {type(value).__name__}")
 
 
+# Lone surrogates are what ``errors="surrogateescape"`` leaves of undecodable bytes; a
+# search for them costs a third of encoding the text to find them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _check_no_surrogates(text: str, where: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
+    found = _SURROGATE.search(text)
+    if found is not None:
         raise InputError(
-            f"{where}: character {error.start} is an undecodable byte "
-            f"({text[error.start]!r}); the text mixes encodings, decode it as one"
-        ) from None
+            f"{where}: character {found.start()} is an undecodable byte "
+            f"({found.group()!r}); the text mixes encodings, decode it as one"
+        )

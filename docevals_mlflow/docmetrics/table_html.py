@@ -5,6 +5,8 @@ The tree is the one TEDS compares (Zhong et al. 2020, the PubTabNet reference):
 ``table`` → optional ``thead``/``tbody``/``tfoot`` → ``tr`` → ``td``/``th``. A cell is a
 leaf holding its spans and its content as tokens: every character of its text, plus
 ``<b>``/``</b>``-style tokens for markup inside it (as the reference tokenizes cells).
+A table inside a cell is such markup too: its tags are tokens of the cell (an inner
+cell's trailing text dropped, as lxml-based references read it), not nodes of the tree.
 
 Strict parsing (for expected tables) also refuses a table that is not closed and spans
 that do not form a rectangular grid; lenient parsing (for predictions) closes what a
@@ -70,6 +72,8 @@ class _TableParser(HTMLParser):
         self.cell: TableNode | None = None
         self.cell_tokens: list[str] = []
         self.inline: list[str] = []  # markup open inside the current cell
+        self.nested_at: list[tuple[int, int]] = []  # where tables inside the cell opened
+        self.tail = False  # after an inner </td>: its tail text is not content
         self.closed = False
 
     def fail(self, message: str, expected: str | None = None) -> InputError:
@@ -81,6 +85,7 @@ class _TableParser(HTMLParser):
             self.cell_tokens.extend(f"</{tag}>" for tag in reversed(self.inline))
             self.cell.tokens = tuple(self.cell_tokens)
             self.cell, self.cell_tokens, self.inline = None, [], []
+            self.nested_at, self.tail = [], False
 
     def _pop_to(self, tags: frozenset[str]) -> None:
         """Close open nodes down to (not including) the nearest one whose tag is in ``tags``."""
@@ -97,7 +102,33 @@ class _TableParser(HTMLParser):
             raise self.fail(f"{name}={raw!r} is not a positive whole number")
         return int(text)
 
+    def _close_inline_above(self, tags: frozenset[str]) -> None:
+        """Close the markup open inside the cell above the innermost of ``tags`` (as
+        HTML closes an inner table's open cell when a new one starts)."""
+        for index in range(len(self.inline) - 1, -1, -1):
+            if self.inline[index] in tags:
+                while len(self.inline) > index + 1:
+                    self.cell_tokens.append(f"</{self.inline.pop()}>")
+                return
+
+    def _nested_start(self, tag: str) -> None:
+        """A tag of a table inside the cell: content tokens, as the references read them."""
+        if tag == "table":
+            self.nested_at.append(self.getpos())
+        elif tag in SECTION_TAGS:
+            self._close_inline_above(frozenset({"table"}))
+        elif tag == "tr":
+            self._close_inline_above(frozenset({"table"}) | SECTION_TAGS)
+        elif tag in CELL_TAGS:
+            self._close_inline_above(frozenset({"table", "tr"}) | SECTION_TAGS)
+        self.cell_tokens.append(f"<{tag}>")
+        self.inline.append(tag)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tail = False
+        if self.cell is not None and (tag == "table" or self.nested_at):
+            self._nested_start(tag)
+            return
         if self.cell is not None and tag not in CELL_TAGS | {"tr"} | SECTION_TAGS:
             self.cell_tokens.append(f"<{tag}>")
             if tag in _VOID:
@@ -135,6 +166,10 @@ class _TableParser(HTMLParser):
         self.stack.append(node)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tail = False
+        if self.cell is not None and self.nested_at and tag in CELL_TAGS:
+            self._nested_start(tag)  # HTML ignores the slash of <td/>
+            return
         if self.cell is not None and tag not in CELL_TAGS:
             self.cell_tokens += [f"<{tag}>", f"</{tag}>"]
             return
@@ -143,14 +178,27 @@ class _TableParser(HTMLParser):
             self._close_cell()
 
     def handle_endtag(self, tag: str) -> None:
+        self.tail = False
         if self.cell is not None:
             if tag in self.inline:
                 while self.inline:
                     inner = self.inline.pop()
                     self.cell_tokens.append(f"</{inner}>")
+                    if inner == "table":
+                        self.nested_at.pop()
                     if inner == tag:
                         break
+                # The references drop an inner cell's tail (text after </td>).
+                self.tail = tag == "td" and bool(self.nested_at)
                 return
+            if self.nested_at:
+                if self.strict:
+                    raise self.fail(
+                        f"</{tag}> without an open <{tag}> in the <table> inside this cell "
+                        f"(opened at {_where(self.nested_at[-1])})",
+                        expected="the inner table closed before its cell ends",
+                    )
+                return  # an end tag the inner table has no open element for: ignored, as lxml
             if tag in CELL_TAGS:
                 self._close_cell()
                 return
@@ -169,7 +217,7 @@ class _TableParser(HTMLParser):
                 self.closed = True
 
     def handle_data(self, data: str) -> None:
-        if self.cell is not None:
+        if self.cell is not None and not self.tail:
             self.cell_tokens.extend(data)
 
 
@@ -186,6 +234,13 @@ def parse_html_table(html: str, *, source: str = "<table>", strict: bool = True)
     parser = _TableParser(source, strict)
     parser.feed(html)
     parser.close()
+    if strict and parser.nested_at:
+        raise InputError(
+            "a <table> inside a cell is never closed",
+            source=source,
+            path=_where(parser.nested_at[0]),
+            expected="</table> before the cell holding it ends",
+        )
     parser._close_cell()
     if parser.root is None:
         raise InputError("no <table> found", source=source, expected="an HTML table")

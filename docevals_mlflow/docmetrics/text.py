@@ -157,6 +157,13 @@ def _checked(texts: Sequence[object], names: Sequence[str], side: str) -> list[s
     return [check_text(text, f"{name} ({side})") for text, name in zip(texts, names, strict=True)]
 
 
+def _normalized(
+    texts: list[str], normalization: TextNormalization
+) -> tuple[list[str], list[list[str]]]:
+    pairs = [normalization.apply_with_words(text) for text in texts]
+    return [text for text, _ in pairs], [words for _, words in pairs]
+
+
 def score_texts(
     expected: Sequence[str],
     predicted: Sequence[str],
@@ -177,10 +184,8 @@ def score_texts(
     labels = list(names) if names is not None else [f"text {i}" for i in range(len(expected))]
     if len(labels) != len(expected):
         raise InputError(f"got {len(labels)} names for {len(expected)} text pairs")
-    left = [normalization.apply(t) for t in _checked(expected, labels, "expected")]
-    right = [normalization.apply(t) for t in _checked(predicted, labels, "predicted")]
-    left_words = [text.split() for text in left]
-    right_words = [text.split() for text in right]
+    left, left_words = _normalized(_checked(expected, labels, "expected"), normalization)
+    right, right_words = _normalized(_checked(predicted, labels, "predicted"), normalization)
     char_edits = _distances(left, right)
     word_edits = _distances(left_words, right_words)
     items = tuple(
@@ -208,11 +213,23 @@ def _distances(left: Sequence[Sequence[str]], right: Sequence[Sequence[str]]) ->
     # is taken from a sample, since a hint far too small costs more than none.
     step = max(1, len(left) // 16)
     sample = [Levenshtein.distance(a, b) for a, b in zip(left[::step], right[::step], strict=True)]
+    if step == 1:
+        return sample  # a small batch: the sample is every pair
     hint = max(32, int(1.5 * sorted(sample)[(3 * len(sample)) // 4]))
+    # The sampled pairs are known: only the others go to rapidfuzz.
+    rest = [index for index in range(len(left)) if index % step]
     edits = process.cpdist(
-        left, right, scorer=Levenshtein.distance, dtype=np.int64, workers=1, score_hint=hint
-    )
-    distances: list[int] = edits.tolist()
+        [left[index] for index in rest],
+        [right[index] for index in rest],
+        scorer=Levenshtein.distance,
+        dtype=np.int64,
+        workers=1,
+        score_hint=hint,
+    ).tolist()
+    distances = [0] * len(left)
+    distances[::step] = sample
+    for index, edit in zip(rest, edits, strict=True):
+        distances[index] = edit
     return distances
 
 

@@ -57,6 +57,7 @@ from docevals_mlflow.core.artifacts import (
 )
 from docevals_mlflow.core.cases import DEFAULT_RUBRIC, EvaluationCase, PipelineCase, Producer
 from docevals_mlflow.core.datafiles import load_data_file
+from docevals_mlflow.core.input_files import read_text_file
 from docevals_mlflow.core.literals import Authority, ComparisonMode, JudgeInstructionMode
 from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.specs import EvaluationSpec, OperationSpec
@@ -314,14 +315,14 @@ def _build_stage(
     known: set[str],
 ) -> EvaluationCase:
     prediction = (
-        load_data_file(base / stage.prediction_file)
+        load_stage_file(base / stage.prediction_file)
         if stage.prediction_file is not None
         else stage.prediction
     )
     predictions[stage.stage_id] = prediction
     input_data = stage.input_data
     if stage.input_file is not None:
-        input_data = load_data_file(base / stage.input_file)
+        input_data = load_stage_file(base / stage.input_file)
     elif stage.input_from is not None:
         if stage.input_from not in known:
             raise InputError(f"input_from names unknown stage {stage.input_from!r}")
@@ -367,3 +368,16 @@ def _stage_at(path: str | None, data: Any) -> str | None:
     entry = stages[index] if index < len(stages) else None
     stage_id = entry.get("stage_id") if isinstance(entry, dict) else None
     return str(stage_id) if stage_id is not None else f"#{index + 1}"
+
+
+TEXT_STAGE_SUFFIXES = frozenset((".txt", ".md", ".markdown", ".html", ".htm"))
+"""Stage files read as one string: an OCR page, a parser's Markdown or HTML table."""
+
+
+def load_stage_file(path: Path) -> Any:
+    """A stage's prediction or input file: JSON/YAML parsed, text (``.txt``, ``.md``,
+    ``.html``) as the string it holds, so a reading stage's output can be scored by
+    the ``text`` and ``table`` metrics as written."""
+    if path.suffix.lower() in TEXT_STAGE_SUFFIXES:
+        return read_text_file(path, what="stage file")
+    return load_data_file(path)

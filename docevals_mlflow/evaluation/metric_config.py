@@ -12,6 +12,13 @@ from pydantic import Field, model_validator
 
 from docevals_mlflow.core.model import DocEvalsModel, Number
 from docevals_mlflow.errors import InputError
+from docevals_mlflow.evaluation.document_metrics import (
+    AnlsMetric,
+    NormalizationOptions,
+    TableFormat,
+    TextMeasure,
+    threshold_problem,
+)
 from docevals_mlflow.evaluation.exact import ExactStructuredMetric
 from docevals_mlflow.evaluation.field_metric import FieldMetric
 from docevals_mlflow.evaluation.judge_metrics import (
@@ -20,6 +27,8 @@ from docevals_mlflow.evaluation.judge_metrics import (
     load_judge_panel_metric,
 )
 from docevals_mlflow.evaluation.metrics import FunctionMetric, Metric
+from docevals_mlflow.evaluation.table_metric import TableMetric
+from docevals_mlflow.evaluation.text_metric import TextMetric
 from docevals_mlflow.fields.schema import DocumentSchema
 from docevals_mlflow.judges.config import JudgeConfig, JudgeRuntime
 
@@ -27,8 +36,10 @@ JUDGE_FIELDS = frozenset(JudgeConfig.model_fields) - {"name"}
 """Fields a ``judge`` metric writes inline; ``name`` stays the metric's name."""
 
 
-MetricType = Literal["exact", "field", "function", "judge", "panel"]
-METRIC_TYPES: frozenset[str] = frozenset(("exact", "field", "function", "judge", "panel"))
+MetricType = Literal["exact", "field", "function", "judge", "panel", "text", "table", "anls"]
+METRIC_TYPES: frozenset[str] = frozenset(
+    ("exact", "field", "function", "judge", "panel", "text", "table", "anls")
+)
 
 
 _TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -38,6 +49,13 @@ _TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
     "fail_on_unexpected": ("exact",),
     "score_name": ("function",),
     "threshold": ("function",),
+    "measure": ("text",),
+    "max_error": ("text",),
+    "normalization": ("text",),
+    "min_score": ("text", "table", "anls"),
+    "path": ("text", "table", "anls"),
+    "structure_only": ("table",),
+    "format": ("table",),
 }
 """Options only some metric types read (the field and judge options are checked apart)."""
 
@@ -45,7 +63,9 @@ _TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
 class MetricConfig(DocEvalsModel):
     """A metric: ``exact``, ``field`` (the field engine with a ``schema`` file:
     per-field methods, Hungarian list matching; ``document_class`` and ``min_scores``
-    optional), a ``function`` named ``module:attribute``, an LLM ``judge`` (the
+    optional), ``text``/``table``/``anls`` (reading-stage metrics, see
+    :mod:`~docevals_mlflow.evaluation.document_metrics`), a ``function`` named
+    ``module:attribute``, an LLM ``judge`` (the
     :class:`JudgeConfig` fields inline) or a judge ``panel`` (a panel file path).
     Paths are relative to the configuration file."""
 
@@ -65,6 +85,15 @@ class MetricConfig(DocEvalsModel):
     """For ``field``: the schema file (YAML/JSON); without it fields are inferred."""
     document_class: str | None = None
     min_scores: dict[str, Number] | None = None
+    measure: TextMeasure = "cer"
+    """For ``text``: the figure the verdict reads (``cer``, ``wer``, ``ned``, ``token_f1``)."""
+    max_error: Number | None = None
+    min_score: Number | None = None
+    normalization: NormalizationOptions = Field(default_factory=NormalizationOptions)
+    path: str | None = None
+    """For ``text``, ``table``, ``anls``: the value inside JSON prediction and reference."""
+    structure_only: bool = False
+    format: TableFormat = "auto"
 
     @model_validator(mode="before")
     @classmethod
@@ -77,8 +106,9 @@ class MetricConfig(DocEvalsModel):
             # before judges; the message leads with them and then names the rest.
             raise InputError(
                 f"type: Input should be 'exact' or 'function' (got {kind!r}) for a "
-                "deterministic metric, 'field' for the field engine, or 'judge' or "
-                "'panel' for an LLM judge",
+                "deterministic metric, 'field' for the field engine, 'text', 'table' "
+                "or 'anls' for reading-stage metrics, or 'judge' or 'panel' for an "
+                "LLM judge",
                 path="type",
             )
         # The file writes a judge's settings next to ``type``; they are validated as
@@ -121,6 +151,11 @@ class MetricConfig(DocEvalsModel):
             # An option the metric never reads is a mistake to hear about (a
             # tolerance on a field metric changes nothing), not a silent no-op.
             raise ValueError("; ".join(misplaced))
+        if self.type in ("text", "table", "anls"):
+            measure = self.measure if self.type == "text" else None
+            problem = threshold_problem(self.type, measure, self.max_error, self.min_score)
+            if problem:
+                raise ValueError(problem)
         return self
 
     def build(self, base: Path, judges: JudgeRuntime | None = None) -> Metric:
@@ -142,6 +177,25 @@ class MetricConfig(DocEvalsModel):
                 document_class=self.document_class,
                 min_scores=self.min_scores,
             )
+        if self.type == "text":
+            return TextMetric(
+                self.name or "text",
+                measure=self.measure,
+                max_error=self.max_error,
+                min_score=self.min_score,
+                normalization=self.normalization.build(),
+                path=self.path,
+            )
+        if self.type == "table":
+            return TableMetric(
+                self.name or "table",
+                structure_only=self.structure_only,
+                min_score=self.min_score,
+                path=self.path,
+                format=self.format,
+            )
+        if self.type == "anls":
+            return AnlsMetric(self.name or "anls", min_score=self.min_score, path=self.path)
         if self.type == "judge":
             assert self.judge is not None  # filled by the validator
             return llm_judge_metric(self.judge, judges, name=self.name or JUDGE_METRIC_NAME)

@@ -54,6 +54,9 @@ def build_suite_report(
     its stages to the stage and metric figures; a single-case report is one case and
     one stage. ``usage`` sums every metric's usage figures.
 
+    Rates get 95% intervals (``ci``) with the cases as clusters: a pipeline, or the
+    reports of one case id, is one case (:mod:`.suite_intervals`).
+
     Diagnostics come along where the reports allow them: counterfactual outcomes per
     stage (when reruns ran), failure cascades per dependency edge (when there are
     pipelines) and panel disagreement as a review signal (when panels ran next to
@@ -62,21 +65,19 @@ def build_suite_report(
     Raises:
         InputError: ``reports`` is empty.
     """
-    stage_reports: list[EvaluationReport] = []
-    case_verdicts: list[Verdict] = []
+    from docevals_mlflow.evaluation.suite_intervals import (
+        add_stage_and_metric_intervals,
+        suite_intervals,
+    )
+
     reports = list(reports)
-    for report in reports:
-        if isinstance(report, PipelineEvaluationReport):
-            stage_reports.extend(report.stage_reports)
-            case_verdicts.append(report.verdict)
-        else:
-            stage_reports.append(report)
-            case_verdicts.append(report.verdict)
+    stage_reports, case_verdicts, cases = _split_cases(reports)
     if not stage_reports:
         raise InputError("a suite needs at least one report")
 
     stages = _stage_summaries(stage_reports)
     metrics, producers, usage = _metric_summaries(stage_reports)
+    add_stage_and_metric_intervals(cases, stages, metrics)
 
     return SuiteReport(
         suite_id=suite_id,
@@ -94,7 +95,25 @@ def build_suite_report(
         usage=dict(sorted(usage.items())),
         cascades=failure_cascades(reports),
         disagreement=disagreement_budget(stage_reports),
+        ci=suite_intervals(cases, case_verdicts),
     )
+
+
+def _split_cases(
+    reports: list[EvaluationReport | PipelineEvaluationReport],
+) -> tuple[list[EvaluationReport], list[Verdict], list[list[EvaluationReport]]]:
+    """Every stage report, each report's verdict, and the stages of each case (a
+    pipeline, or one case id's reports): the clusters of the intervals."""
+    stage_reports: list[EvaluationReport] = []
+    clusters: dict[tuple[str, str], list[EvaluationReport]] = defaultdict(list)
+    for report in reports:
+        if isinstance(report, PipelineEvaluationReport):
+            stage_reports.extend(report.stage_reports)
+            clusters["pipeline", report.pipeline_id].extend(report.stage_reports)
+        else:
+            stage_reports.append(report)
+            clusters["case", report.case_id].append(report)
+    return stage_reports, [report.verdict for report in reports], list(clusters.values())
 
 
 def _stage_summaries(stage_reports: list[EvaluationReport]) -> dict[str, StageSummary]:

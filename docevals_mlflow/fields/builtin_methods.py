@@ -143,6 +143,7 @@ BUILTIN_METHODS: tuple[FieldMethod, ...] = (
         identical_text_matches=True,
         threshold_in_list_label=True,
         stickler_names=("AnlsStarComparator", "anls_star", "ANLSStarComparator"),
+        structured_values=True,
         explanation="ANLS* (the DocVQA similarity, extended to lists, dicts and None): "
         "1 - edit distance / longer length of trimmed, lower-cased text, 0 below 0.5; lists "
         "matched item to item, dicts key by key; a match when the score reaches the threshold.",

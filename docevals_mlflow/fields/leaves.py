@@ -25,6 +25,7 @@ class ScalarNode:
         "method",
         "note",
         "readable",
+        "structured",
         "template",
         "text_identity",
         "threshold",
@@ -59,6 +60,9 @@ class ScalarNode:
         """Two identical non-blank texts are a match without asking the comparator
         (``FieldMethod.identical_text_matches``: every built-in method, since
         ``"RM7.42"`` is ``"RM7.42"`` whatever a parser makes of it)."""
+        self.structured = record is not None and record.structured_values
+        """The method scores objects and lists as one value (``ANLS_STAR``): they are
+        values here, neither a shape mismatch nor a wrong type."""
         self.deferred = bool(getattr(comparator, "deferred", False))
         """Scores come from a provider: collected and decided in one batch."""
         self.readable = getattr(comparator, "readable", None)
@@ -111,7 +115,7 @@ class ScalarNode:
         if expected_empty:
             if predicted_empty:
                 self.emit(state, path, ppath, expected, predicted, None, "TN", "Both empty")
-            elif type(predicted) is dict or type(predicted) is list:
+            elif (type(predicted) is dict or type(predicted) is list) and not self.structured:
                 reason = WrongType(predicted, "a single value").reason()
                 self.emit(state, path, ppath, expected, predicted, None, "FA", reason)
             else:
@@ -125,7 +129,7 @@ class ScalarNode:
                 state, path, ppath, expected, predicted, None, "FN", "Missing from the prediction"
             )
             return True
-        if type(predicted) is dict or type(predicted) is list:
+        if (type(predicted) is dict or type(predicted) is list) and not self.structured:
             reason = WrongType(predicted, "a single value").reason()
             self.emit(state, path, ppath, expected, predicted, 0.0, "FD", reason)
             return True
@@ -186,7 +190,12 @@ class ScalarNode:
                     None,
                 )
                 return
-        if self.configured and (type(expected) is dict or type(expected) is list) and expected:
+        if (
+            self.configured
+            and not self.structured
+            and (type(expected) is dict or type(expected) is list)
+            and expected
+        ):
             state.violation(path, "a single value", expected)
             return
         if self.readable is not None:
@@ -211,7 +220,7 @@ class ScalarNode:
         if self.readable is not None:
             self.count_unparsed(state, value)
         if expected_side:
-            if self.configured and (type(value) is dict or type(value) is list):
+            if self.configured and not self.structured and type(value) in (dict, list):
                 state.violation(path, "a single value", value)
                 return
             self.emit(
@@ -248,7 +257,7 @@ class ScalarNode:
         """A leaf of a weak pair (two items paired below the match threshold): FD where
         both sides hold a value, whatever their own score (the items are not the same
         item), FN or FA where one does, nothing where neither does."""
-        if self.configured and (type(expected) is dict or type(expected) is list) and expected:
+        if self.configured and not self.structured and type(expected) in (dict, list) and expected:
             state.violation(path, "a single value", expected)
             return
         if self.readable is not None:

@@ -64,7 +64,7 @@ def item_shape(item: Node) -> str:
         return "an object"
     if not isinstance(item, ScalarNode):
         return "a list"
-    return "a single value"
+    return "any value" if item.structured else "a single value"
 
 
 def has_shape(value: Any, wanted: str) -> bool:
@@ -73,6 +73,8 @@ def has_shape(value: Any, wanted: str) -> bool:
         return isinstance(value, Mapping)
     if wanted == "a list":
         return isinstance(value, list)
+    if wanted == "any value":
+        return True
     return not isinstance(value, Mapping | list)
 
 

@@ -77,7 +77,11 @@ class ArrayNode:
         self.pairing = pairing
         self.keep_weak = pairing == "stickler"
         self.scalar_keys: tuple[str, ...] = (
-            tuple(key for key, child in item.children.items() if isinstance(child, ScalarNode))
+            tuple(
+                key
+                for key, child in item.children.items()
+                if isinstance(child, ScalarNode) and not child.structured
+            )
             if isinstance(item, ObjectNode)
             else ()
         )

@@ -122,6 +122,9 @@ class FieldMethod:
         idp_list_comparator: the IDP configuration's ``hungarian_comparator`` name.
         stickler_names: Stickler's ``x-aws-stickler-comparator`` names, the
             comparator class first (``("FuzzyComparator", "fuzzy")``), any case.
+        structured_values: the comparator scores any JSON value as one leaf (objects,
+            lists, scalars, ``None``), so a single-value field of this method may hold
+            an object or a list without being a shape mismatch (``ANLS_STAR``).
         package, version: the distribution that provides the method (filled in from
             the entry point's distribution when not given); built-in methods have none.
             They are part of the fingerprint of every schema that uses the method.
@@ -139,6 +142,7 @@ class FieldMethod:
     threshold_in_list_label: bool = True
     idp_list_comparator: str | None = None
     stickler_names: tuple[str, ...] = ()
+    structured_values: bool = False
     package: str | None = None
     version: str | None = None
 

@@ -94,7 +94,7 @@ def decide_matched(
         scored = np.where(scores >= node.comparator.threshold, _TP, _FD)
         alarm: Any = _FA
         kinds = set(map(type, values))
-        if dict in kinds or list in kinds:
+        if (dict in kinds or list in kinds) and not node.structured:
             column.wrong_types = True
             container = np.array(
                 [type(values[index]) in (dict, list) for index in right.tolist()], dtype=bool

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import copy
 import inspect
 import json
@@ -19,6 +20,7 @@ from docevals_mlflow.core.model import DocEvalsModel
 from docevals_mlflow.core.secrets import redact_data, redact_text
 from docevals_mlflow.errors import ProviderError
 from docevals_mlflow.judges.output import JudgeOutput, OutputParseError, parse_judge_output
+from docevals_mlflow.judges.repeats import cache_bypassed
 from docevals_mlflow.judges.request import JudgeRequest
 from docevals_mlflow.judges.usage import Usage, total_usage
 
@@ -182,7 +184,8 @@ class ModelJudge:
         # step outside the network; do it once per call.
         fingerprint = request.fingerprint
         key = None
-        if self.cache is not None:
+        # A repeat (``--repeats``) must be a real call: no cached answer, none stored.
+        if self.cache is not None and not cache_bypassed():
             key = self.cache.key(request, details, fingerprint=fingerprint)
             cached: JudgeResult | None = self.cache.get(key)
             if cached is not None:
@@ -394,4 +397,6 @@ def run_sync(awaitable: Coroutine[Any, Any, T] | Awaitable[T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wrapped())
-    return _THREADS.submit(asyncio.run, wrapped()).result()
+    # The caller's context variables (a repeat's cache bypass) go with it.
+    context = contextvars.copy_context()
+    return _THREADS.submit(context.run, asyncio.run, wrapped()).result()

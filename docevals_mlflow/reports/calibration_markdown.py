@@ -73,6 +73,9 @@ def _level_markdown(report: CalibrationReport, name: LevelName) -> list[str]:
     lines = [f"## {name.capitalize()}", "", report.verdict_line(name), ""]
     if figures.n == 0:
         return lines
+    intervals = report.interval_line(name)
+    if intervals is not None:
+        lines += [intervals, ""]
     level = level_text(report.confidence)
     lines += table(
         [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.core.repeat_figures import judge_repeat_section
 from docevals_mlflow.core.reports import EvaluationReport, PipelineEvaluationReport
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.reports.diagnostics_markdown import counterfactual_section
@@ -231,6 +232,7 @@ def render_case_markdown(report: EvaluationReport) -> str:
         f"# Evaluation: case `{report.case_id}`, stage `{report.stage_id}`",
         "",
         *_case_sections(report, 1),
+        *judge_repeat_section(report.judge_repeats),
         "",
         f"*docevals-mlflow {report.package_version}*",
     ]
@@ -262,6 +264,7 @@ def render_pipeline_markdown(report: PipelineEvaluationReport) -> str:
             for stage in report.stage_reports
         ),
     )
+    lines += judge_repeat_section(report.judge_repeats)
     attributions = _attribution_sentences(report)
     if attributions:
         lines += ["", "## Where it went wrong", ""]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from docevals_mlflow.core.formatting import metric_text, percent_text
+from docevals_mlflow.core.formatting import level_text, metric_text, percent_text
 from docevals_mlflow.core.literals import COUNTERFACTUAL_CONTEXTS, FAILURE_CONTEXTS, VERDICTS
 from docevals_mlflow.core.reports import (
     EvaluationReport,
@@ -77,6 +77,52 @@ def stage_verdicts_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Fi
         [html.escape(stage) for stage in stage_ids],
         title="Verdicts per stage",
         axis_title="stage evaluations",
+    )
+
+
+def stage_pass_rates_figure(suite: SuiteReport, stage_ids: Sequence[str]) -> go.Figure | None:
+    """Pass rate per stage with its interval as error bars (the cases as clusters);
+    ``None`` when no stage has an interval (one case, or a report from before
+    intervals)."""
+    intervals = [suite.stages[stage].ci.get("pass_rate") for stage in stage_ids]
+    if not any(found is not None and found.low is not None for found in intervals):
+        return None
+    labels = axis_labels(stage_ids)
+    rates = [suite.stages[stage].pass_rate for stage in stage_ids]
+    lows = [found.low if found and found.low is not None else rate
+            for found, rate in zip(intervals, rates, strict=True)]  # fmt: skip
+    highs = [found.high if found and found.high is not None else rate
+             for found, rate in zip(intervals, rates, strict=True)]  # fmt: skip
+    figure = go.Figure(
+        go.Bar(
+            x=rates,
+            y=labels,
+            orientation="h",
+            marker_color=VERDICT_COLOURS["pass"],
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [high - rate for high, rate in zip(highs, rates, strict=True)],
+                "arrayminus": [rate - low for low, rate in zip(lows, rates, strict=True)],
+            },
+            customdata=[
+                f"{html.escape(stage)}: {percent_text(rate)} [{percent_text(low)}, "
+                f"{percent_text(high)}], {found.cases if found else 0} cases"
+                for stage, rate, low, high, found in zip(
+                    stage_ids, rates, lows, highs, intervals, strict=True
+                )
+            ],
+            hovertemplate="%{customdata}<extra></extra>",
+        )
+    )
+    level = level_text(next(found for found in intervals if found).confidence)
+    return figure_layout(
+        figure,
+        title=f"Pass rate per stage ({level} interval, the cases as clusters)",
+        height=bar_height(len(stage_ids)),
+        xaxis={"range": [0, 1], "tickformat": ".0%", "title": "pass rate"},
+        yaxis=category_axis(labels),
+        showlegend=False,
     )
 
 
@@ -207,6 +253,9 @@ def _stage_sections(page: Page, suite: SuiteReport) -> None:
     if note:
         page.add(html_note(note))
     page.figure(stage_verdicts_figure(suite, stage_ids), "fig-stage-verdicts")
+    rates = stage_pass_rates_figure(suite, stage_ids)
+    if rates is not None:
+        page.figure(rates, "fig-stage-pass-rates")
     page.section("Failure context per stage")
     page.add(
         html_note(

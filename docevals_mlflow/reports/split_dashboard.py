@@ -2,7 +2,8 @@
 
 One self-contained page (see :mod:`docevals_mlflow.reports.html`), laid out like the
 fields and evaluation dashboards: headline cards (page and split accuracy, boundary
-and section F1, class macro F1, packet score), precision / recall / F1 bars per page
+and section F1, class macro F1, packet score), the figures with their intervals from
+resampling packets as error bars (when the report has them), precision / recall / F1 bars per page
 class (worst F1 first, at most ``MAX_BARS``), the page-class confusion heatmap of
 :mod:`docevals_mlflow.reports.split_plot` and, for a batch, the weakest packets.
 """
@@ -25,6 +26,7 @@ from docevals_mlflow.reports.html import (
     html_cards,
     html_note,
 )
+from docevals_mlflow.reports.split_intervals import intervals_figure
 from docevals_mlflow.reports.split_metrics import worst_first
 from docevals_mlflow.reports.split_plot import confusion_figure
 from docevals_mlflow.split.batch import summarize
@@ -162,6 +164,10 @@ def render_split_dashboard(report: SplitReport | PacketSplitReport) -> str:
     batch = summarize([report]) if isinstance(report, PacketSplitReport) else report
     page = Page(TITLE)
     page.add(_cards(batch))
+    intervals = intervals_figure(batch)
+    if intervals is not None:
+        page.section("Intervals")
+        page.figure(intervals, "split-intervals")
     _class_section(page, batch)
     _confusion_section(page, batch)
     if batch.packet_count > 1:

@@ -18,6 +18,7 @@ has everything.
 from __future__ import annotations
 
 from docevals_mlflow.reports.markdown import inline_code
+from docevals_mlflow.reports.split_intervals import intervals_section
 from docevals_mlflow.reports.split_metrics import (
     beyond_section,
     classes_section,
@@ -112,6 +113,9 @@ def render_split_markdown(report: SplitReport | PacketSplitReport, *, max_packet
         lines += [f"**Packet** {inline_code(batch.packets[0].id)}", ""]
     lines += summary_section(batch)
     lines += ["", *metrics_section(batch)]
+    intervals = intervals_section(batch)
+    if intervals:
+        lines += ["", *intervals]
     lines += ["", *beyond_section(batch)]
     for part in (
         classes_section(batch.classes),

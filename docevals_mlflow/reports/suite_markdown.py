@@ -3,8 +3,14 @@ producers and usage."""
 
 from __future__ import annotations
 
-from docevals_mlflow.core.formatting import count_text, metric_text, money_text, percent_text
-from docevals_mlflow.core.reports import SuiteReport
+from docevals_mlflow.core.formatting import (
+    count_text,
+    level_text,
+    metric_text,
+    money_text,
+    percent_text,
+)
+from docevals_mlflow.core.reports import RateInterval, SuiteReport
 from docevals_mlflow.reports.diagnostics_markdown import suite_diagnostics_sections
 from docevals_mlflow.reports.markdown import table
 
@@ -59,6 +65,66 @@ def _metric_table(report: SuiteReport) -> list[str]:
     )
 
 
+_SUITE_RATES = {
+    "case_pass_rate": "case pass rate",
+    "case_fail_rate": "case fail rate",
+    "stage_pass_rate": "stage pass rate (all stages)",
+    "human_review_rate": "human review rate (all stages)",
+}
+
+
+def rate_interval_text(value: float, interval: RateInterval | None) -> str:
+    """``80.0% [70.1%, 87.2%]``, or the value alone without an interval."""
+    if interval is None or interval.low is None or interval.high is None:
+        return percent_text(value)
+    return f"{percent_text(value)} [{percent_text(interval.low)}, {percent_text(interval.high)}]"
+
+
+def _interval_rows(report: SuiteReport) -> list[tuple[str, str, str, str]]:
+    counts = report.case_verdict_counts
+    cases = report.case_count or 1
+    values = {
+        "case_pass_rate": counts.get("pass", 0) / cases,
+        "case_fail_rate": counts.get("fail", 0) / cases,
+        "stage_pass_rate": report.verdict_counts.get("pass", 0) / (report.stage_count or 1),
+        "human_review_rate": report.human_review_rate,
+    }
+    scopes = [(label, values[name], report.ci.get(name)) for name, label in _SUITE_RATES.items()]
+    scopes += [
+        (f"stage `{stage_id}` pass rate", summary.pass_rate, summary.ci.get("pass_rate"))
+        for stage_id, summary in report.stages.items()
+    ]
+    scopes += [
+        (f"metric `{name}` pass rate", summary.pass_rate, summary.ci.get("pass_rate"))
+        for name, summary in report.metrics.items()
+    ]
+    return [
+        (
+            label,
+            rate_interval_text(value, interval),
+            str(interval.cases) if interval else "",
+            str(interval.observations) if interval else "",
+        )
+        for label, value, interval in scopes
+    ]
+
+
+def _interval_section(report: SuiteReport) -> list[str]:
+    """The rates with their intervals; nothing for reports from before intervals."""
+    if not report.ci:
+        return []
+    level = level_text(next(iter(report.ci.values())).confidence)
+    return [
+        "",
+        f"## Intervals ({level}, the cases as clusters)",
+        "",
+        "A pipeline is one case: its stages are not independent. Wilson intervals, at "
+        "the effective number of observations where a case holds several.",
+        "",
+        *table(["Rate", "Value [interval]", "Cases", "Observations"], _interval_rows(report)),
+    ]
+
+
 def render_suite_markdown(report: SuiteReport) -> str:
     """Markdown for a suite report."""
     lines = [
@@ -79,6 +145,7 @@ def render_suite_markdown(report: SuiteReport) -> str:
     )
     lines += ["", "## Stages", "", *_stage_table(report)]
     lines += ["", "## Metrics", "", *_metric_table(report)]
+    lines += _interval_section(report)
     lines += suite_diagnostics_sections(report)
     lines += ["", "## Producers", ""]
     lines += table(["Producer", "Stages"], report.producers.items())

@@ -9,17 +9,21 @@ Graded scores are macro only (see :class:`~docevals_mlflow.split.report.GradedSu
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docevals_mlflow.core.gc import gc_paused
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.classes import class_report, merged_cells
 from docevals_mlflow.split.evaluate import evaluate_packets
 from docevals_mlflow.split.graded import FIGURES
+from docevals_mlflow.split.intervals import interval_settings, split_intervals
 from docevals_mlflow.split.models import SplitPacket
 from docevals_mlflow.split.packet_forms import packet_from_data
 from docevals_mlflow.split.report import PacketSplitReport, SplitReport
 from docevals_mlflow.split.scores import detection, mean, ratio
+
+if TYPE_CHECKING:
+    from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
 
 CHUNK_PAGES = 200_000
 """Pages (both sides) evaluated together; bigger batches are cut into chunks."""
@@ -38,6 +42,7 @@ def evaluate_split_batch(
     *,
     expected_only: Sequence[str] = (),
     predicted_only: Sequence[str] = (),
+    intervals: bool | IntervalSettings = True,
 ) -> SplitReport:
     """Evaluate ``(expected, predicted)`` packet pairs and aggregate them.
 
@@ -45,6 +50,10 @@ def evaluate_split_batch(
     accepted form; a packet is named by the expected side's id (a packet object's
     ``id``), else ``packet-<n>`` (1-based). ``expected_only`` and
     ``predicted_only`` are ids that had no partner; they are listed, not scored.
+    ``intervals``: the micro accuracies, boundary and section figures get a ``ci``
+    from resampling packets (True: default settings; an ``IntervalSettings`` picks
+    resamples, confidence and seed; False: none; see
+    :mod:`~docevals_mlflow.split.intervals`).
 
     Raises:
         InputError: a packet is invalid, or two pairs have the same id.
@@ -68,7 +77,9 @@ def evaluate_split_batch(
     with gc_paused():
         if chunk:
             reports += evaluate_packets(chunk)
-        return summarize(reports, expected_only=expected_only, predicted_only=predicted_only)
+        return summarize(
+            reports, expected_only=expected_only, predicted_only=predicted_only, intervals=intervals
+        )
 
 
 def _read_pairs(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[SplitPacket, SplitPacket]]:
@@ -93,8 +104,10 @@ def summarize(
     *,
     expected_only: Sequence[str] = (),
     predicted_only: Sequence[str] = (),
+    intervals: bool | IntervalSettings = True,
 ) -> SplitReport:
-    """A batch report from packet reports (micro and macro figures)."""
+    """A batch report from packet reports (micro and macro figures; ``intervals`` as
+    :func:`evaluate_split_batch` takes it)."""
     pages = [packet.page_level_accuracy for packet in packets]
     unordered = [packet.split_accuracy_without_order for packet in packets]
     ordered = [packet.split_accuracy_with_order for packet in packets]
@@ -111,7 +124,7 @@ def summarize(
             "total_sections": total,
         }
 
-    report = {
+    report: dict[str, Any] = {
         "packet_count": len(packets),
         "page_level_accuracy": {
             "accuracy": ratio(correct_pages, total_pages),
@@ -135,6 +148,10 @@ def summarize(
         ],
         "packets": packets,
     }
+    settings = interval_settings(intervals)
+    if settings is not None:
+        for name, found in split_intervals(packets, settings).items():
+            report[name]["ci"] = found
     return SplitReport.model_validate(report)
 
 

@@ -23,6 +23,7 @@ from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.boundaries import BoundaryScores
 from docevals_mlflow.split.classes import ClassReport
 from docevals_mlflow.split.graded import GradedFigures, GradedScores
+from docevals_mlflow.split.intervals import SplitInterval
 from docevals_mlflow.split.matching import MatchingFigures, MatchingScores
 from docevals_mlflow.split.scores import Detection, ReportPart
 from docevals_mlflow.split.seed_metrics import (
@@ -80,6 +81,9 @@ class PageAccuracySummary(ReportPart):
     """Mean of the packets' accuracies."""
     correct_pages: int
     total_pages: int
+    ci: dict[str, SplitInterval] | None = None
+    """``accuracy``'s interval from resampling packets (None: not computed, or a
+    report from before intervals)."""
 
 
 class SectionAccuracySummary(ReportPart):
@@ -91,6 +95,8 @@ class SectionAccuracySummary(ReportPart):
     """Mean of the packets' accuracies."""
     correct_sections: int
     total_sections: int
+    ci: dict[str, SplitInterval] | None = None
+    """``accuracy``'s interval from resampling packets."""
 
 
 class BoundarySummary(Detection):
@@ -99,6 +105,8 @@ class BoundarySummary(Detection):
     expected: int
     predicted: int
     macro_f1: float | None
+    ci: dict[str, SplitInterval] | None = None
+    """Intervals of ``precision``, ``recall`` and ``f1`` from resampling packets."""
 
 
 class MatchingSummary(MatchingFigures):
@@ -106,6 +114,9 @@ class MatchingSummary(MatchingFigures):
 
     macro_f1: float | None
     """Mean of the packets' exact-match F1."""
+    ci: dict[str, SplitInterval] | None = None
+    """Intervals of the exact figures (``exact.precision``, ``exact.recall``,
+    ``exact.f1``, keyed ``precision``, ``recall``, ``f1``) from resampling packets."""
 
 
 class GradedSummary(GradedFigures):

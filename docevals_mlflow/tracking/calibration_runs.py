@@ -8,9 +8,11 @@
   ``Summary/labelled_{cases,claims}`` and ``Summary/{judge,human}_pass_rate`` (the
   share of labelled cases each called ``pass``) and ``Summary/corrected_pass_rate``
   (the PPI++ estimate of the true case pass rate, or the human-only one on fallback);
+  ``Summary/{agreement,kappa,judge_pass_rate,human_pass_rate}_ci_{low,high}`` (their
+  intervals resampling the labelled cases);
 * PPI++: ``ppi/{corrected,judge_only,human_only}/{estimate,ci_low,ci_high,n}`` and
   ``ppi/{lambda,lambda_estimated,labelled,unlabelled,fallback}``;
-* metrics per level (``cases``, ``claims``): ``calibration/<level>/{n, agreement,
+* metrics per level (``cases``, ``claims``): ``calibration/<level>/{n, cases, agreement,
   agreement_ci_low, agreement_ci_high, kappa, kappa_ci_low, kappa_ci_high,
   kappa_decided, abstention_rate, precision, recall}``; ``calibration/{unmatched_labels,
   unlabelled_cases, unlabelled_claims}``; for panels ``calibration/fleiss_kappa`` and
@@ -52,6 +54,9 @@ HEADLINE_FIGURES = (
     *("judge_pass_rate", "human_pass_rate", "corrected_pass_rate"),
 )
 """A calibration's headline, logged as ``Summary/<figure>``."""
+HEADLINE_INTERVALS = ("agreement", "kappa", "judge_pass_rate", "human_pass_rate")
+"""Headline figures logged with their interval (on cases, resampling case ids), as
+``Summary/<figure>_ci_low`` and ``_ci_high``."""
 
 
 def headline_figures(report: CalibrationReport) -> dict[str, float | int | None]:
@@ -116,10 +121,18 @@ def layout_calibration(
     writer.param("calibration.labels_sha256", labels_sha256)
     figures_of = headline_figures(report)
     headline(writer, ((name, figures_of[name]) for name in HEADLINE_FIGURES))
+    # Beside the headline, its intervals (resampling cases).
+    for name in HEADLINE_INTERVALS:
+        interval = getattr(report.cases, f"{name}_ci")
+        if interval is not None:
+            writer.metric(f"Summary/{name}_ci_low", interval.low)
+            writer.metric(f"Summary/{name}_ci_high", interval.high)
     for name in LEVELS:
         figures = report.cases if name == "cases" else report.claims
         prefix = f"calibration/{name}"
         writer.metric(f"{prefix}/n", figures.n)
+        if figures.agreement_ci is not None:
+            writer.metric(f"{prefix}/cases", figures.cases_resampled)
         writer.metric(f"{prefix}/agreement", figures.agreement)
         writer.metric(f"{prefix}/kappa", figures.kappa)
         writer.metric(f"{prefix}/kappa_decided", figures.kappa_decided)
@@ -214,6 +227,7 @@ def log_calibration_report(
 
 __all__ = [
     "HEADLINE_FIGURES",
+    "HEADLINE_INTERVALS",
     "LEVELS",
     "calibration_summary",
     "headline_figures",

@@ -4,13 +4,20 @@
   ``compare.alpha``, ``compare.seed``, ``compare.resamples``, ``compare.confidence``;
 * tags: ``docevals.kind=comparison``, ``docevals.compare.baseline``,
   ``docevals.compare.candidates``, ``docevals.compare.runs`` (every compared run id,
-  comma separated), ``docevals.verdict`` (``fail`` on a significant regression, else
-  ``pass``) and the Markdown summary as ``mlflow.note.content``;
+  comma separated), ``docevals.verdict`` (``fail`` on a significant regression or a
+  non-inferiority test not passed, else ``pass``), per non-inferiority test
+  ``docevals.noninferiority.<candidate>.<metric>`` (``non-inferior``, ``inferior`` or
+  ``inconclusive``) and the Markdown summary as ``mlflow.note.content``;
 * metrics: ``compare/<candidate>/{matched,regressions,improvements,flips_fixed,
-  flips_broken}`` and, per tested effect,
-  ``compare/<candidate>/<family>/<unit>/{delta,ci_low,ci_high,p_adjusted}``;
+  flips_broken}``, per tested effect
+  ``compare/<candidate>/<family>/<unit>/{delta,ci_low,ci_high,p_adjusted}`` and per
+  non-inferiority test ``compare/<candidate>/noninferiority/<metric>/{passed,delta,
+  bound,margin,units}`` (``passed`` 1 only for ``non-inferior``, the gate's own rule:
+  ``inferior`` and ``inconclusive`` are 0, the tag tells them apart);
 * artifacts: ``comparison/comparison.md``, ``comparison/comparison.html``,
-  ``comparison/<table>.csv`` and ``comparison/changes.json``.
+  ``comparison/<table>.csv``, ``comparison/changes.json`` and, with non-inferiority
+  tests, ``comparison/non_inferiority.json`` (each test's figures, verdict, reason and
+  its printed line).
 
 Does not import mlflow itself; :func:`log_comparison` logs through
 :func:`~docevals_mlflow.tracking.runs.log_bundle`.
@@ -64,7 +71,9 @@ def layout_comparison(writer: BundleWriter, comparison: Comparison) -> KeyMap:
     writer.tag(
         "docevals.compare.runs", ",".join([baseline.run_id, *(run.run_id for run in candidates)])
     )
-    writer.tag("docevals.verdict", "fail" if comparison.has_regression else "pass")
+    # A non-inferiority test is a gate the user asked for: not shown is a failure.
+    gated = any(not test.passed for test in comparison.non_inferiority)
+    writer.tag("docevals.verdict", "fail" if comparison.has_regression or gated else "pass")
     writer.tag("mlflow.note.content", note_markdown(comparison))
 
     for pair in comparison.pairs:
@@ -88,6 +97,7 @@ def layout_comparison(writer: BundleWriter, comparison: Comparison) -> KeyMap:
             for name in ("delta", "ci_low", "ci_high", "p_adjusted"):
                 writer.metric(legal_key(f"{prefix}/{family}/{unit}/{name}"), _finite(row[name]))
 
+    _non_inferiority(writer, comparison, keys)
     writer.text(f"{ARTIFACT_FOLDER}/comparison.md", comparison.to_markdown())
     writer.text(f"{ARTIFACT_FOLDER}/comparison.html", comparison.to_html())
     for name, frame in comparison.tables().items():
@@ -98,6 +108,45 @@ def layout_comparison(writer: BundleWriter, comparison: Comparison) -> KeyMap:
     )
     writer.json("metrics_index.json", keys.index())
     return keys
+
+
+def _non_inferiority(writer: BundleWriter, comparison: Comparison, keys: KeyMap) -> None:
+    """Each non-inferiority test's verdict (a tag), figures (metrics) and line (JSON)."""
+    entries = []
+    for test in comparison.non_inferiority:
+        candidate = keys.named("candidate", test.candidate)
+        metric = clean_segment(test.metric)
+        writer.tag(legal_key(f"docevals.noninferiority.{candidate}.{metric}"), test.verdict)
+        prefix = f"compare/{candidate}/noninferiority/{metric}"
+        writer.metric(legal_key(f"{prefix}/passed"), int(test.passed))
+        for name, value in (
+            ("delta", test.delta),
+            ("bound", test.bound),
+            ("margin", test.margin),
+            ("units", test.units),
+        ):
+            writer.metric(legal_key(f"{prefix}/{name}"), _finite(value))
+        entries.append(
+            {
+                "candidate": test.candidate,
+                "metric": test.metric,
+                "verdict": test.verdict,
+                "passed": test.passed,
+                "margin": test.margin,
+                "alpha": test.alpha,
+                "test": test.test,
+                "unit": test.unit,
+                "units": test.units,
+                "baseline": _finite(test.baseline),
+                "candidate_value": _finite(test.candidate_value),
+                "delta": _finite(test.delta),
+                "bound": _finite(test.bound),
+                "reason": test.reason,
+                "text": test.text(),
+            }
+        )
+    if entries:
+        writer.json(f"{ARTIFACT_FOLDER}/non_inferiority.json", entries)
 
 
 def log_comparison(

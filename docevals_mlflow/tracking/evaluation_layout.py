@@ -25,6 +25,8 @@ from docevals_mlflow.tracking.keys import KeyMap, legal_key
 from docevals_mlflow.tracking.layout_shared import headline, tag_evaluation
 
 AnyEvaluation = EvaluationReport | PipelineEvaluationReport | SuiteReport
+HEADLINE_INTERVALS = ("case_pass_rate", "case_fail_rate", "human_review_rate")
+"""Headline rates logged with their interval, ``Summary/<rate>_ci_low`` and ``_ci_high``."""
 
 
 def _stage_reports(report: AnyEvaluation) -> list[EvaluationReport]:
@@ -81,8 +83,9 @@ def layout_evaluation(
 
 
 def _suite_metrics(writer: BundleWriter, keys: KeyMap, suite: SuiteReport) -> None:
-    """The headline (``Summary/{cases,case_<verdict>_rate,human_review_rate}``), then
-    per stage, cascade, disagreement, metric and usage."""
+    """The headline (``Summary/{cases,case_<verdict>_rate,human_review_rate}`` and the
+    intervals of :data:`HEADLINE_INTERVALS`), then per stage, cascade, disagreement,
+    metric and usage."""
     headline(
         writer,
         [
@@ -99,6 +102,13 @@ def _suite_metrics(writer: BundleWriter, keys: KeyMap, suite: SuiteReport) -> No
             ("human_review_rate", suite.human_review_rate),
         ],
     )
+    # Beside the headline rates, their intervals (the cases as clusters); every other
+    # rate's interval is in report/report.json.
+    for name in HEADLINE_INTERVALS:
+        found = suite.ci.get(name)
+        if found is not None:
+            writer.metric(f"Summary/{name}_ci_low", found.low)
+            writer.metric(f"Summary/{name}_ci_high", found.high)
     writer.metric("overall/stages", suite.stage_count)
     for stage_id, summary in suite.stages.items():
         segment = keys.named("stage", stage_id)

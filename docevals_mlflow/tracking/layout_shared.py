@@ -32,7 +32,9 @@ HEADLINE_COLUMNS = (
     *("f1", "precision", "recall", "accuracy", "documents"),
     *("case_pass_rate", "case_fail_rate", "cases", "human_review_rate"),
     *("page_accuracy", "accuracy_without_order", "accuracy_with_order", "packets"),
-    *("agreement", "kappa", "judge_pass_rate", "human_pass_rate", "fields_to_review"),
+    *("agreement", "kappa", "judge_pass_rate", "human_pass_rate", "corrected_pass_rate"),
+    "fields_to_review",
+    *("cer", "wer", "token_f1", "teds"),
 )
 """The ``Summary/…`` figures the saved view shows, of every run kind (a column no run
 of the experiment has is not shown)."""

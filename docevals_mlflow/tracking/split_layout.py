@@ -5,7 +5,11 @@ Metrics (micro over packets unless named ``macro``; undefined ones are not logge
 
 * the headline: ``Summary/page_accuracy``, ``Summary/accuracy_without_order``,
   ``Summary/accuracy_with_order`` (the seed's three, DESIGN §4), ``Summary/packets``
-  and ``Summary/pages``;
+  and ``Summary/pages``; with intervals (resampling packets) the three accuracies'
+  ``Summary/<figure>_ci_low`` and ``_ci_high``, and every interval of the report
+  (boundary and section figures too) in the figure table ``tables/split_intervals.json``
+  (rows keyed ``split/intervals/<figure>``: ``value``, ``ci_low``, ``ci_high``,
+  ``packets``, ``pages``, ``observations``, ``confidence``);
 * their ``split/macro_*`` means over packets;
 * counts: ``split/correct_pages``,
   ``split/expected_sections``, ``split/predicted_sections``,
@@ -33,6 +37,7 @@ Does not import mlflow.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from docevals_mlflow._version import __version__
@@ -56,6 +61,7 @@ HEADLINE_FIGURES = (
 )
 """A split run's headline, logged as ``Summary/<figure>``."""
 CLASSES_TABLE = "tables/split_classes.json"
+INTERVALS_TABLE = "tables/split_intervals.json"
 DETECTION_FIGURES = ("precision", "recall", "f1", "tp", "fp", "fn")
 
 
@@ -116,6 +122,48 @@ def split_metrics(writer: BundleWriter, report: SplitReport, keys: KeyMap) -> No
 
     for figure in FIGURES:
         writer.metric(f"split/graded/{figure}", getattr(report.graded, figure))
+    _interval_metrics(writer, report)
+
+
+def _interval_metrics(writer: BundleWriter, report: SplitReport) -> None:
+    """The headline accuracies' ``Summary/<figure>_ci_{low,high}`` and the table of
+    every interval (one row per figure, keyed as the figure's metric)."""
+    exact = report.matching.exact
+    figures: list[tuple[str, float | None, Mapping[str, Any] | None]] = [
+        ("page_accuracy", report.page_level_accuracy.accuracy, report.page_level_accuracy.ci),
+        *(
+            (name, part.accuracy, part.ci)
+            for name, part in (
+                ("accuracy_without_order", report.split_accuracy_without_order),
+                ("accuracy_with_order", report.split_accuracy_with_order),
+            )
+        ),
+    ]
+    for name in ("precision", "recall", "f1"):
+        figures.append((f"boundary/{name}", getattr(report.boundaries, name), report.boundaries.ci))
+        figures.append((f"section/{name}", getattr(exact, name), report.matching.ci))
+    rows = []
+    for key, value, found in figures:
+        interval = (found or {}).get(key.rpartition("/")[2] if "/" in key else "accuracy")
+        if interval is None:
+            continue
+        headline = key in HEADLINE_FIGURES
+        if headline:
+            writer.metric(f"{HEADLINE}/{key}_ci_low", interval.low)
+            writer.metric(f"{HEADLINE}/{key}_ci_high", interval.high)
+        rows.append(
+            {
+                "key": f"split/intervals/{key}",
+                "value": value,
+                "ci_low": interval.low,
+                "ci_high": interval.high,
+                "packets": interval.packets,
+                "pages": interval.pages,
+                "observations": interval.observations,
+                "confidence": interval.confidence,
+            }
+        )
+    figure_table(writer, INTERVALS_TABLE, rows)
 
 
 def split_summary(report: SplitReport, verdict: str | None = None) -> str:

@@ -16,6 +16,7 @@ from tests.bad_inputs import (
     packets,
     runs,
     statistics,
+    text,
     traces,
 )
 from tests.bad_inputs.case import BadInput
@@ -30,6 +31,7 @@ CASES: list[BadInput] = [
     *dashboards.CASES,
     *traces.CASES,
     *statistics.CASES,
+    *text.CASES,
 ]
 
 __all__ = ["CASES", "BadInput"]

@@ -1505,3 +1505,47 @@ def test_comparator_settings_for_another_method_are_refused(
     with pytest.raises(InputError) as raised:
         schema_from_json_schema({"type": "object", "properties": {"f": prop}})
     assert message in str(raised.value)
+
+
+def test_anls_star_on_an_object_or_array_scores_it_whole():
+    # Stickler's exporter writes its ANLS* comparator on dicts and lists it scores
+    # whole; their declared properties do not split them into fields.
+    schema = schema_from_json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "meta": {
+                    "type": "object",
+                    "x-aws-stickler-comparator": "AnlsStarComparator",
+                    "x-aws-stickler-threshold": 0.6,
+                    "properties": {"issuer": {"type": "string"}},
+                },
+                "tags": {
+                    "type": "array",
+                    "x-aws-stickler-comparator": "AnlsStarComparator",
+                    "items": {"type": "object", "properties": {"b": {"type": "string"}}},
+                },
+            },
+        }
+    )
+    fields = schema.classes[0].fields
+    assert (fields["meta"].method, fields["meta"].threshold, fields["meta"].fields) == (
+        "ANLS_STAR",
+        0.6,
+        None,
+    )
+    assert (fields["tags"].method, fields["tags"].items) == ("ANLS_STAR", None)
+    # Any other method on an object is still refused.
+    with pytest.raises(InputError, match="does not apply to an object"):
+        schema_from_json_schema(
+            {
+                "type": "object",
+                "properties": {
+                    "meta": {
+                        "type": "object",
+                        "x-aws-stickler-comparator": "LevenshteinComparator",
+                        "properties": {"issuer": {"type": "string"}},
+                    }
+                },
+            }
+        )

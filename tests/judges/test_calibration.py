@@ -380,7 +380,10 @@ def test_claim_level_pools_prediction_and_reference_claims():
     )
     assert (reference.human, reference.judge, reference.agrees) == ("incorrect", "correct", False)
     assert by_id["c01", "p00001"].labeler == "ann"
-    assert any("not independent" in note for note in claims.notes)
+    # Claims of one case are not independent: the intervals resample the 3 cases.
+    assert claims.agreement_ci is not None
+    assert (claims.agreement_ci.cases, claims.agreement_ci.observations) == (3, 6)
+    assert not any("optimistic" in note for note in claims.notes)
 
 
 def test_unmatched_labels_and_unlabelled_items_are_listed():
@@ -458,20 +461,25 @@ def test_case_intervals_do_not_depend_on_the_claim_labels():
     assert with_claims.cases.kappa_ci == cases_only.cases.kappa_ci
 
 
-def test_percentile_interval_of_tiny_samples():
+def test_intervals_of_tiny_samples():
     reports = judge_reports()
-    # One pair: every resample is that pair, so the interval is the point.
+    # One case says nothing about the spread between cases: no interval, and a note.
     one = calibrate(reports, [HumanLabel(case_id="c01", label="pass")], bootstrap=50)
-    assert one.cases.agreement_ci is not None
-    assert (one.cases.agreement_ci.low, one.cases.agreement_ci.high) == (1.0, 1.0)
-    # Two pairs, one agreeing: resampled agreement is 0, 0.5 or 1 with chances
-    # 1/4, 1/2, 1/4, so the 2.5th and 97.5th percentiles of 2000 draws are 0 and 1.
+    assert one.cases.agreement_ci is None
+    assert "no intervals: fewer than 2 cases (1)" in one.cases.notes
+    # Two cases, one agreeing: the Wilson interval of 1 in 2 (by hand, z = 1.95996:
+    # centre 0.5, half-width 1.95996 * sqrt(0.125 + z²/16) / (1 + z²/2) = 0.40547).
     two = calibrate(
         reports,
         [HumanLabel(case_id="c01", label="pass"), HumanLabel(case_id="c02", label="fail")],
     )
-    assert two.cases.agreement_ci is not None
-    assert (two.cases.agreement_ci.low, two.cases.agreement_ci.high) == (0.0, 1.0)
+    found = two.cases.agreement_ci
+    assert found is not None
+    assert (found.low, found.high) == (
+        pytest.approx(0.09453, abs=1e-5),
+        pytest.approx(0.90547, abs=1e-5),
+    )
+    assert (found.cases, found.observations, found.method) == (2, 2, "wilson")
 
 
 def test_no_bootstrap_means_no_intervals():
@@ -498,9 +506,11 @@ def test_agreement_interval_holds_the_estimate(humans, seed):
     assert cases.n == len(humans)
     assert cases.agreement == sum(judged[c] == label for c, label in humans.items()) / len(humans)
     assert cases.kappa == cohen_kappa(list(humans.values()), [judged[c] for c in humans])
-    assert cases.agreement_ci is not None
     assert cases.agreement is not None
-    assert 0 <= cases.agreement_ci.low <= cases.agreement <= cases.agreement_ci.high <= 1
+    # One labelled case has no interval (nothing about the spread between cases).
+    assert (cases.agreement_ci is None) == (len(humans) < 2)
+    if cases.agreement_ci is not None:
+        assert 0 <= cases.agreement_ci.low <= cases.agreement <= cases.agreement_ci.high <= 1
     again = calibrate(judge_reports(), case_labels(humans), bootstrap=200, seed=seed)
     assert again.cases.agreement_ci == cases.agreement_ci
 

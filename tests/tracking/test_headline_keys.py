@@ -89,13 +89,22 @@ def table_rows(writer: BundleWriter, path: str) -> dict[str, dict[str, Any]]:
         ),
         (
             split_writer,
-            ["accuracy_with_order", "accuracy_without_order", "packets", "page_accuracy", "pages"],
+            [
+                *("accuracy_with_order", "accuracy_with_order_ci_high"),
+                *("accuracy_with_order_ci_low", "accuracy_without_order"),
+                *("accuracy_without_order_ci_high", "accuracy_without_order_ci_low"),
+                *("packets", "page_accuracy", "page_accuracy_ci_high", "page_accuracy_ci_low"),
+                "pages",
+            ],
         ),
         (
             calibration_writer,
             [
-                *("agreement", "corrected_pass_rate", "human_pass_rate", "judge_pass_rate"),
-                *("kappa", "labelled_cases", "labelled_claims"),
+                *("agreement", "agreement_ci_high", "agreement_ci_low"),
+                *("corrected_pass_rate", "human_pass_rate", "human_pass_rate_ci_high"),
+                *("human_pass_rate_ci_low", "judge_pass_rate", "judge_pass_rate_ci_high"),
+                *("judge_pass_rate_ci_low", "kappa", "kappa_ci_high", "kappa_ci_low"),
+                *("labelled_cases", "labelled_claims"),
             ],
         ),
         (
@@ -239,6 +248,9 @@ def test_a_new_experiment_gets_a_saved_view_of_the_headline(mlflow_store):
     assert "metrics.`Summary/f1`" in columns
     assert "metrics.`Summary/page_accuracy`" in columns
     assert "metrics.`Summary/kappa`" in columns  # calibrations
+    # The PPI++ estimate of the true pass rate sits beside the judge's and the humans'.
+    human = columns.index("metrics.`Summary/human_pass_rate`")
+    assert columns[human + 1] == "metrics.`Summary/corrected_pass_rate`"
     assert "metrics.`Summary/fields_to_review`" in columns  # generations
     # An experiment that already exists is left as it is.
     client.set_experiment_tag(logged.experiment_id, "mlflow.sharedViewState.docevals-headline", "x")

@@ -10,7 +10,9 @@ assembles the classes and fields:
   is the first of ``x-aws-idp-evaluation-match-threshold``,
   ``x-aws-idp-evaluation-threshold``, then ``x-aws-stickler-match-threshold`` (on the
   array, or on its ``items`` where Stickler writes it), else the native default.
-* A method on an object property is an error. ``x-aws-stickler-threshold`` on an object
+* A method that scores whole values (``ANLS_STAR``, Stickler's ``AnlsStarComparator``)
+  on an object or an array makes it one field scored whole.
+* Any other method on an object property is an error. ``x-aws-stickler-threshold`` on an object
   (Stickler's gate on the object's mean score, written by its exporter) and the
   class-level match threshold have no native equivalent and are ignored.
 """
@@ -42,6 +44,7 @@ from docevals_mlflow.fields.importers.json_rules import (
     _json_weight,
     _ScalarRule,
 )
+from docevals_mlflow.fields.registry import registered_field_method
 from docevals_mlflow.fields.schema import ClassSchema, DocumentSchema, FieldSpec
 
 
@@ -172,6 +175,10 @@ def _json_normalized_field(
     method, method_key = _json_method(node, context, path)
     weight = _json_weight(node, context, path)
     description = _text(node.get("description"))
+    if kind != "scalar" and _scores_whole_values(method):
+        # Stickler puts its ANLS* comparator on dicts and lists it scores whole: the
+        # value is one field, whatever properties or items the schema declares.
+        kind = "scalar"
 
     if kind == "object":
         if method is not None:
@@ -217,6 +224,11 @@ def _json_normalized_field(
         case_sensitive=rule.case_sensitive,
         options=dict(rule.options or ()),
     )
+
+
+def _scores_whole_values(method: _AnyMethod | None) -> bool:
+    record = registered_field_method(method) if isinstance(method, str) else None
+    return record is not None and record.structured_values
 
 
 def _json_array(

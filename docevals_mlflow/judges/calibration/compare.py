@@ -65,9 +65,9 @@ def calibrate(
     pass rate is also estimated with PPI++ from the judge's verdicts on every case and
     the human case labels (:attr:`CalibrationReport.pass_rate`).
 
-    Intervals are percentile bootstrap intervals over ``bootstrap`` resamples of the
-    labelled units, drawn from a NumPy generator seeded with ``seed`` (each level
-    from its own stream, so the case interval does not depend on the claims);
+    Intervals resample labelled case ids, each with all its labels (its claims are not
+    independent): Wilson for shares, and for kappa the expanded percentile interval of
+    ``bootstrap`` case resamples seeded with ``seed`` (each level its own stream).
     ``bootstrap=0`` skips them.
 
     Raises:
@@ -158,13 +158,6 @@ def _levels(
         seed=claim_seed,
         confidence=confidence,
     )
-    if len({(pair.case_id, pair.stage_id) for pair in pairing.claim_pairs}) < claims.n:
-        # Claims of one case share a document and a judge call; resampling them one by
-        # one treats them as independent, which narrows the interval.
-        claims.notes.append(
-            "claims are resampled one by one, though claims of one case are not "
-            "independent: the claim intervals are optimistic"
-        )
     return cases, claims
 
 

@@ -1,22 +1,23 @@
 """Per-level figures from the paired labels: agreement, Cohen's kappa with the judge's
 unsure answers as categories of their own and on the decided subset, a confusion
-matrix, precision/recall and bootstrap intervals; for judge panels, Fleiss' kappa
+matrix, precision/recall and intervals resampling cases (a case with all its
+labels); for judge panels, Fleiss' kappa
 across the variants' case verdicts and each variant's own figures.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
-from docevals_mlflow.core.statistics import (
-    bootstrap_sums,
-    cohen_kappa,
-    fleiss_kappa,
-    percentile_interval,
+from docevals_mlflow.core.statistics import cohen_kappa, fleiss_kappa
+from docevals_mlflow.core.statistics.cluster_intervals import IntervalSettings
+from docevals_mlflow.core.statistics.rate_intervals import (
+    RateInterval,
+    agreement_intervals,
+    rate_interval,
 )
 from docevals_mlflow.judges.calibration.matching import _Judged
 from docevals_mlflow.judges.calibration.report import (
@@ -98,6 +99,9 @@ def _level_figures(
         notes=notes,
         pairs=pairs,
     )
+    if level == "cases" and pairs:
+        figures.judge_pass_rate = sum(pair.judge == "pass" for pair in pairs) / len(pairs)
+        figures.human_pass_rate = sum(pair.human == "pass" for pair in pairs) / len(pairs)
     if pairs and resamples:
         _add_intervals(figures, kappa is not None, resamples, seed, confidence)
     return figures
@@ -110,68 +114,61 @@ def _add_intervals(
     seed: np.random.SeedSequence,
     confidence: float,
 ) -> None:
-    """Bootstrap intervals of agreement and kappa, and a note when kappa was undefined
-    in some resamples."""
+    """Intervals of agreement and kappa (and at the case level of the judge's and the
+    humans' pass rates) resampling cases, each case with all its pairs; a note when
+    kappa was undefined in some resamples."""
     codes = {name: code for code, name in enumerate(figures.judge_categories)}
-    agreements, kappas = _bootstrap(
-        np.array([codes[pair.human] for pair in figures.pairs], dtype=np.int64),
-        np.array([codes[pair.judge] for pair in figures.pairs], dtype=np.int64),
+    clusters = [pair.case_id for pair in figures.pairs]
+    agreement, kappa, defined = agreement_intervals(
+        clusters,
+        [codes[pair.human] for pair in figures.pairs],
+        [codes[pair.judge] for pair in figures.pairs],
         len(figures.judge_categories),
-        resamples,
-        np.random.default_rng(seed),
+        settings=IntervalSettings(resamples=resamples, confidence=confidence),
+        rng=np.random.default_rng(seed),
     )
     figures.bootstrap_resamples = resamples
-    figures.agreement_ci = _interval(agreements, confidence)
-    defined = kappas[~np.isnan(kappas)]
-    figures.kappa_resamples = int(defined.size)
-    if defined.size:
-        figures.kappa_ci = _interval(defined, confidence)
+    figures.cases_resampled = agreement.cases
+    figures.agreement_ci = _interval(agreement)
+    figures.kappa_resamples = defined
+    figures.kappa_ci = _interval(kappa)
+    if agreement.low is None:
+        figures.notes.append(f"no intervals: {agreement.reason}")
     # With no kappa at all, a note already says why; no second one per resample.
-    if kappa_defined and defined.size < resamples:
+    elif kappa_defined and defined < resamples:
         figures.notes.append(
-            f"κ was undefined in {resamples - defined.size} of {resamples} bootstrap "
+            f"κ was undefined in {resamples - defined} of {resamples} bootstrap "
             "resamples (one category only); its interval uses the rest"
         )
+    if figures.level == "cases":
+        judged = _per_case(figures.pairs, lambda pair: pair.judge == "pass")
+        labelled = _per_case(figures.pairs, lambda pair: pair.human == "pass")
+        figures.judge_pass_rate_ci = _interval(rate_interval(*judged, confidence=confidence))
+        figures.human_pass_rate_ci = _interval(rate_interval(*labelled, confidence=confidence))
 
 
-def _interval(values: npt.NDArray[np.float64], confidence: float) -> ConfidenceInterval:
-    low, high = percentile_interval(values[:, None], confidence)
-    return ConfidenceInterval(low=float(low[0]), high=float(high[0]))
+def _per_case(
+    pairs: Sequence[CalibrationPair], success: Callable[[CalibrationPair], bool]
+) -> tuple[list[int], list[int]]:
+    """Per case id: how many of its pairs are a ``success``, and how many pairs."""
+    hits: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    for pair in pairs:
+        totals[pair.case_id] += 1
+        hits[pair.case_id] += success(pair)
+    return [hits[case] for case in totals], list(totals.values())
 
 
-def _bootstrap(
-    human: npt.NDArray[np.int64],
-    judge: npt.NDArray[np.int64],
-    categories: int,
-    resamples: int,
-    rng: np.random.Generator,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Agreement and Cohen's kappa of ``resamples`` resamples of the units (NaN where
-    kappa is undefined).
-
-    One column says whether a unit agrees, and one per category whether the human
-    (then the judge) chose it; a resample's column sums give the agreeing units and
-    each rater's category counts, from which kappa is exact (sums of integers).
-    """
-    units = len(human)
-    levels = np.arange(categories)
-    columns = np.concatenate(
-        [
-            (human == judge)[:, None],
-            human[:, None] == levels[None, :],
-            judge[:, None] == levels[None, :],
-        ],
-        axis=1,
-    ).astype(np.float64)
-    sums = np.concatenate(list(bootstrap_sums(rng, columns, resamples)))
-    agreeing = sums[:, 0]
-    chance = (sums[:, 1 : 1 + categories] * sums[:, 1 + categories :]).sum(axis=1)
-    numerator = units * agreeing - chance
-    denominator = units * units - chance
-    # Division only where defined, so no warning (tests turn warnings into errors).
-    kappa = np.full(resamples, np.nan)
-    np.divide(numerator, denominator, out=kappa, where=denominator != 0)
-    return agreeing / units, kappa
+def _interval(found: RateInterval) -> ConfidenceInterval | None:
+    if found.low is None or found.high is None:
+        return None
+    return ConfidenceInterval(
+        low=found.low,
+        high=found.high,
+        cases=found.cases,
+        observations=found.observations,
+        method=found.method,
+    )
 
 
 def _variant_figures(name: str, pairs: Sequence[tuple[str, str]]) -> VariantCalibration:

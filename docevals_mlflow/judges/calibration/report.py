@@ -36,10 +36,23 @@ def share_percent(value: float, *, sign: bool = True) -> str:
 
 
 class ConfidenceInterval(DocEvalsModel):
-    """A percentile bootstrap interval."""
+    """An interval from the labelled cases (a case drawn with all its labels): Wilson
+    for shares, the expanded percentile bootstrap for kappa. ``cases`` and
+    ``observations`` are ``None`` in reports from before they were recorded."""
 
     low: float
     high: float
+    cases: int | None = None
+    """Cases (case ids) behind the interval."""
+    observations: int | None = None
+    """Labels (pairs) behind the interval."""
+    method: str | None = None
+    """``wilson`` or ``percentile``."""
+
+
+def _bracket(value: float, interval: ConfidenceInterval, *, percent: bool) -> str:
+    shown = percent_text if percent else metric_text
+    return f"{shown(value)} [{shown(interval.low)}, {shown(interval.high)}]"
 
 
 class CalibrationPair(DocEvalsModel):
@@ -92,6 +105,14 @@ class LevelCalibration(DocEvalsModel):
     judge_categories: list[str]
     confusion: dict[str, dict[str, int]]
     """``confusion[human][judge]``: how many pairs had that combination."""
+    judge_pass_rate: float | None = None
+    """Cases only: the share of the labelled cases the judge called ``pass``."""
+    judge_pass_rate_ci: ConfidenceInterval | None = None
+    human_pass_rate: float | None = None
+    """Cases only: the share of the labelled cases the humans called ``pass``."""
+    human_pass_rate_ci: ConfidenceInterval | None = None
+    cases_resampled: int = 0
+    """Case ids behind the intervals (the clusters resampled)."""
     bootstrap_resamples: int = 0
     kappa_resamples: int = 0
     """Resamples in which kappa was defined (those form the kappa interval)."""
@@ -236,6 +257,30 @@ class CalibrationReport(DocEvalsModel):
         if figures.kappa is None:
             return text + ", κ undefined (one category only)"
         return text + f", κ {metric_text(figures.kappa)} ({kappa_strength(figures.kappa)})"
+
+    def interval_line(self, level: LevelName = "cases") -> str | None:
+        """The level's intervals with the cases and labels behind them, e.g.
+        ``cases, 95% intervals resampling cases: agreement 70.0% [39.7%, 89.2%], κ 0.4444
+        [-0.1991, 1.0000], judge pass rate 50.0% [23.7%, 76.3%], human pass rate 60.0%
+        [31.3%, 83.2%]; 10 cases, 10 labels``; ``None`` without intervals."""
+        figures = self.level(level)
+        found = figures.agreement_ci
+        if found is None or figures.agreement is None:
+            return None
+        parts = [f"agreement {_bracket(figures.agreement, found, percent=True)}"]
+        if figures.kappa is not None and figures.kappa_ci is not None:
+            parts.append(f"κ {_bracket(figures.kappa, figures.kappa_ci, percent=False)}")
+        for name, value, interval in (
+            ("judge pass rate", figures.judge_pass_rate, figures.judge_pass_rate_ci),
+            ("human pass rate", figures.human_pass_rate, figures.human_pass_rate_ci),
+        ):
+            if value is not None and interval is not None:
+                parts.append(f"{name} {_bracket(value, interval, percent=True)}")
+        return (
+            f"{level}, {level_text(self.confidence)} intervals resampling cases: "
+            + ", ".join(parts)
+            + f"; {found.cases} cases, {found.observations} labels"
+        )
 
     def confusion_frame(self, level: LevelName = "cases") -> pd.DataFrame:
         """The confusion matrix of ``level`` as a DataFrame (rows human, columns judge)."""

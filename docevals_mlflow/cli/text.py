@@ -1,0 +1,242 @@
+"""``docevals text``: text and table metrics of a reading stage (OCR, a parser)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
+from docevals_mlflow.cli.common import check_number
+from docevals_mlflow.cli.options import add_tracking_options
+from docevals_mlflow.cli.paths import Input, Output, check_paths
+from docevals_mlflow.cli.run_logging import bundle_folder, log_evaluation, tracking_wanted
+from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
+from docevals_mlflow.core.formatting import metric_text
+from docevals_mlflow.errors import InputError
+
+if TYPE_CHECKING:
+    from docevals_mlflow.docmetrics.inputs import PairedInputs
+    from docevals_mlflow.docmetrics.report import TextMetricsReport
+
+KINDS = ("auto", "text", "table")
+"""``--kind`` choices (``docmetrics.inputs.KindChoice``; kept here so that building the
+parser imports no NumPy; tests/test_cli_text.py checks they agree)."""
+UNICODE_FORMS = ("NFC", "NFKC", "none")
+"""``--unicode-form`` choices (``docmetrics.normalize.UnicodeForm``)."""
+DEFAULT_ANCHOR = Path("docevals-text.json")
+"""Without ``--output``, a run bundle MLflow could not take is kept beside this name
+(``docevals-text.run``) in the working directory."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``text`` subcommand."""
+    text = commands.add_parser(
+        "text",
+        help="score OCR/parser output: CER, WER, edit distance, token F1 and TEDS",
+        description="Score a reading stage (OCR, a document parser) against ground truth: "
+        "character and word error rate, normalized edit distance and token F1 of texts, TEDS "
+        "and TEDS-S of tables, per page, per document and over the batch. EXPECTED and "
+        "PREDICTED are two folders of .txt/.md/.html files paired by relative path, two "
+        'JSON Lines files of {"id", "text"|"html"|"table", "page" (optional)} records '
+        "paired by id and page, or two single files.",
+    )
+    text.add_argument("expected", type=Path, metavar="EXPECTED", help="ground truth")
+    text.add_argument("predicted", type=Path, metavar="PREDICTED", help="the stage's output")
+    text.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="auto",
+        help="score every document as text or as a table; auto (default): .html files and "
+        "html/table records are tables, the rest text",
+    )
+    normalization = text.add_argument_group("text normalization (before comparing)")
+    normalization.add_argument(
+        "--unicode-form",
+        choices=UNICODE_FORMS,
+        default="NFC",
+        help="Unicode normalization: NFC (default), NFKC (also folds full-width letters, "
+        "ligatures) or none",
+    )
+    normalization.add_argument(
+        "--keep-whitespace",
+        action="store_true",
+        help="compare white space as it is (default: runs of white space are one space)",
+    )
+    normalization.add_argument("--casefold", action="store_true", help="ignore case")
+    normalization.add_argument(
+        "--remove-punctuation", action="store_true", help="drop Unicode punctuation"
+    )
+    text.add_argument("--output", type=Path, help="also write the JSON report here")
+    text.add_argument("--markdown", type=Path, help="also write a Markdown report here")
+    text.add_argument(
+        "--worst",
+        type=int,
+        default=10,
+        metavar="N",
+        help="pages (by CER) and tables (by TEDS) in the worst-pages tables (default 10)",
+    )
+    text.add_argument(
+        "--max-cer",
+        type=float,
+        metavar="X",
+        help="exit 1 when the micro CER is above X (or there is no text to score)",
+    )
+    add_tracking_options(text)
+    add_run_annotations(text, prompt=True)
+    text.set_defaults(handler=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.worst < 0:
+        raise InputError(f"--worst {args.worst}", expected="a count >= 0")
+    check_number("--max-cer", args.max_cer, minimum=0)
+    anchor = args.output or DEFAULT_ANCHOR
+    check_paths(
+        [
+            Input("EXPECTED", args.expected),
+            Input("PREDICTED", args.predicted),
+            *annotation_inputs(args),
+        ],
+        [
+            Output("--output", args.output) if args.output is not None else None,
+            Output("--markdown", args.markdown) if args.markdown is not None else None,
+            Output("the run bundle", bundle_folder(anchor), "owned")
+            if tracking_wanted(args)
+            else None,
+        ],
+    )
+
+
+def _evaluate(args: argparse.Namespace) -> tuple[PairedInputs, TextMetricsReport]:
+    from docevals_mlflow.docmetrics.inputs import read_pairs
+    from docevals_mlflow.docmetrics.normalize import TextNormalization
+    from docevals_mlflow.docmetrics.report import evaluate_text_inputs
+
+    normalization = TextNormalization(
+        unicode_form=args.unicode_form,
+        collapse_whitespace=not args.keep_whitespace,
+        casefold=args.casefold,
+        remove_punctuation=args.remove_punctuation,
+    )
+    inputs = read_pairs(args.expected, args.predicted, kind=args.kind)
+    return inputs, evaluate_text_inputs(inputs, normalization=normalization)
+
+
+def _warn(inputs: PairedInputs) -> None:
+    from docevals_mlflow.docmetrics.inputs import names_line
+
+    if inputs.missing:
+        count = len(inputs.missing)
+        print(
+            f"docevals: warning: {count} expected page{'s' if count != 1 else ''} "
+            f"{'have' if count != 1 else 'has'} no prediction and "
+            f"{'are' if count != 1 else 'is'} scored as an empty prediction (CER 1, TEDS 0): "
+            f"{names_line(inputs.missing)}",
+            file=sys.stderr,
+        )
+    if inputs.extra:
+        count = len(inputs.extra)
+        print(
+            f"docevals: warning: {count} prediction{'s' if count != 1 else ''} "
+            f"{'have' if count != 1 else 'has'} no expected page and "
+            f"{'are' if count != 1 else 'is'} not scored: {names_line(inputs.extra)}",
+            file=sys.stderr,
+        )
+
+
+def _aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    return [
+        ("  " + "  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True))).rstrip()
+        for row in [headers, *rows]
+    ]
+
+
+def summary_lines(report: TextMetricsReport, *, worst: int) -> list[str]:
+    """What the terminal shows: batch figures, then the worst pages and tables."""
+    from docevals_mlflow.reports.text_markdown import (
+        WORST_TABLE_HEADERS,
+        WORST_TEXT_HEADERS,
+        counted,
+        worst_table_rows,
+        worst_text_rows,
+    )
+
+    lines = []
+    text, tables = report.text, report.table
+    if text is not None:
+        lines.append(
+            f"text: {counted(text.documents, 'document')}, {counted(text.pages, 'page')}; "
+            f"CER {metric_text(text.cer)} (macro {metric_text(text.macro_cer)}), "
+            f"WER {metric_text(text.wer)} (macro {metric_text(text.macro_wer)}), "
+            f"NED {metric_text(text.ned)}, token F1 {metric_text(text.token_f1)}"
+        )
+    if tables is not None:
+        lines.append(
+            f"tables: {counted(tables.documents, 'document')}, "
+            f"{counted(tables.tables, 'table')}; TEDS {metric_text(tables.teds)} "
+            f"(macro {metric_text(tables.macro_teds)}), "
+            f"TEDS-S {metric_text(tables.teds_s)}"
+        )
+    if worst and text is not None:
+        lines.append("worst pages by CER:")
+        lines += _aligned(WORST_TEXT_HEADERS, worst_text_rows(report.worst_text(worst)))
+    if worst and tables is not None:
+        lines.append("worst tables by TEDS:")
+        lines += _aligned(WORST_TABLE_HEADERS, worst_table_rows(report.worst_tables(worst)))
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score, print, write the reports, log the run, and gate on ``--max-cer``."""
+    from docevals_mlflow.core.atomic import atomic_write_text
+    from docevals_mlflow.reports.text_markdown import render_text_markdown
+
+    _check(args)
+    inputs, report = _evaluate(args)
+    # Render everything before writing anything: a failure leaves old files untouched.
+    json_text = report.to_json()
+    markdown_text = render_text_markdown(report, worst=args.worst)
+    _warn(inputs)
+    if args.output is not None:
+        atomic_write_text(args.output, json_text)
+    if args.markdown is not None:
+        atomic_write_text(args.markdown, markdown_text)
+    print("\n".join(summary_lines(report, worst=args.worst)))
+    written = [
+        f"{what}: {path}"
+        for what, path in (("report", args.output), ("Markdown", args.markdown))
+        if path
+    ]
+    if written:
+        print(" · ".join(written))
+    over = {} if args.max_cer is None else {"cer": args.max_cer}
+    breached = breaches(lambda _: report.text.cer if report.text else None, under={}, over=over)
+
+    def assemble(options: Any) -> Any:
+        from docevals_mlflow.tracking.text_runs import assemble_text
+
+        return assemble_text(
+            report,
+            options,
+            worst=args.worst,
+            verdict=gate_verdict(breached, gated=bool(over)),
+            markdown=markdown_text,
+            report_json=json_text,
+        )
+
+    anchor = args.output or DEFAULT_ANCHOR
+    log_evaluation(
+        args,
+        assemble,
+        default_run_name="text" if args.output is None else args.output.stem,
+        anchor=anchor,
+        ground_truth=args.expected,
+    )
+    return gate(breached)
+
+
+__all__ = ["KINDS", "UNICODE_FORMS", "register", "run", "summary_lines"]
