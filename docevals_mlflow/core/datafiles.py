@@ -118,3 +118,21 @@ def safe_file_name(name: str, *, fallback: str = "item", limit: int = 120) -> st
     """``name`` made safe as one file or folder name on any platform (ids such as
     ``invoice 7/a`` become ``invoice_7_a``); ``fallback`` when nothing is left."""
     return _UNSAFE_FILE_CHARACTERS.sub("_", name).strip("._")[:limit] or fallback
+
+
+def record_id(
+    value: Any, *, source: str, record: str, what: str = "id", expected: str | None = None
+) -> str:
+    """A JSON record's id as text: a non-empty string, or an integer (JSON Lines
+    writers often number records); anything else names the file and the record."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(
+        f"invalid or missing {what} {value!r}",
+        source=source,
+        record=record,
+        path="id",
+        expected=expected or "a non-empty string or an integer",
+    )

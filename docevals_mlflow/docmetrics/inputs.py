@@ -40,6 +40,7 @@ from docevals_mlflow.core.datafiles import (
     is_folder_input,
     parse_json,
     read_bytes_file,
+    record_id,
 )
 from docevals_mlflow.errors import InputError
 
@@ -169,20 +170,6 @@ class _Record:
     line: int
 
 
-def _record_id(value: Any, source: str, record: str) -> str:
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise InputError(
-        f"invalid or missing id {value!r}",
-        source=source,
-        record=record,
-        path="id",
-        expected="a non-empty string or an integer",
-    )
-
-
 def _record_page(value: Any, source: str, record: str) -> int | None:
     if value is None:
         return None
@@ -250,7 +237,7 @@ def _json_lines(path: Path, side: str) -> Iterator[_Record]:
                 record=record,
                 expected=_RECORD_SHAPE,
             )
-        document = _record_id(value.get("id"), source, record)
+        document = record_id(value.get("id"), source=source, record=record)
         page = _record_page(value.get("page"), source, record)
         key, content = _content(value, side, source, record)
         yield _Record(document, page, key, content, number)

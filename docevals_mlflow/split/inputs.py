@@ -28,6 +28,7 @@ from docevals_mlflow.core.datafiles import (
     load_json_file,
     parse_json,
     read_bytes_file,
+    record_id,
 )
 from docevals_mlflow.errors import InputError
 from docevals_mlflow.split.models import Side, SplitPacket
@@ -44,17 +45,7 @@ class PairedPackets(NamedTuple):
     predicted_only: list[str]
 
 
-def _packet_id(value: Any, *, source: str, record: str) -> str:
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise InputError(
-        f"invalid or missing packet id {value!r}",
-        source=source,
-        record=record,
-        expected="an 'id' (non-empty string or integer) to pair packets by",
-    )
+PACKET_ID = "an 'id' (non-empty string or integer) to pair packets by"
 
 
 def _is_packet_object(value: Any) -> bool:
@@ -78,7 +69,9 @@ def _json_lines(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
                 record=record,
                 expected='{"id": ..., "sections": [...]} or {"id": ..., "pages": [...]}',
             )
-        packet_id = _packet_id(value.get("id"), source=source, record=record)
+        packet_id = record_id(
+            value.get("id"), source=source, record=record, what="packet id", expected=PACKET_ID
+        )
         packet = packet_from_data(
             value, side=side, packet_id=packet_id, source=source, record=f"{record} ({packet_id})"
         )
@@ -100,7 +93,9 @@ def _json_file(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
     if isinstance(value, list) and value and all(_is_packet_object(item) for item in value):
         for index, item in enumerate(value):
             record = f"[{index}]"
-            packet_id = _packet_id(item.get("id"), source=source, record=record)
+            packet_id = record_id(
+                item.get("id"), source=source, record=record, what="packet id", expected=PACKET_ID
+            )
             yield (
                 packet_from_data(
                     item,
@@ -114,7 +109,9 @@ def _json_file(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
         return
     named: str | None = None
     if isinstance(value, Mapping) and value.get("id") not in (None, ""):
-        named = _packet_id(value.get("id"), source=source, record=path.name)
+        named = record_id(
+            value.get("id"), source=source, record=path.name, what="packet id", expected=PACKET_ID
+        )
     yield (
         packet_from_data(value, side=side, packet_id=named or path.stem, source=source),
         path.name,

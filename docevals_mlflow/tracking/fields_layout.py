@@ -306,19 +306,28 @@ def fields_dataset(expected_path: str | os.PathLike[str]) -> tuple[DatasetInput,
     bytes, for a folder: its ``.json`` files, or its Parquet part files), so the same
     ground truth always has the same digest.
     """
-    import pandas as pd
-
     from docevals_mlflow.fields.parquet_inputs import is_parquet, parquet_files
 
     path = Path(expected_path)
-    if path.is_dir():
+    if not path.is_dir():
+        return files_dataset(path, None)
+    files = parquet_files(path) if is_parquet(path) else sorted(path.glob("*.json"))
+    return files_dataset(path, {file.name: file for file in files})
+
+
+def files_dataset(path: Path, files: Mapping[str, Path] | None) -> tuple[DatasetInput, Any]:
+    """The dataset input of ground truth held in one file (``files`` ``None``: the
+    digest of its bytes) or in a folder's ``files`` (name → file, in order: the digest
+    of every name and its bytes), with one record per file."""
+    import pandas as pd
+
+    if files is not None:
         parts = []
         records = []
-        files = parquet_files(path) if is_parquet(path) else sorted(path.glob("*.json"))
-        for file in files:
+        for name, file in files.items():
             data = file.read_bytes()
-            parts.append(file.name.encode("utf-8") + b"\0" + data)
-            records.append({"file": file.name, "sha256": sha256_bytes(data)})
+            parts.append(name.encode("utf-8") + b"\0" + data)
+            records.append({"file": name, "sha256": sha256_bytes(data)})
         digest = sha256_bytes(b"\0".join(parts))
         frame = pd.DataFrame(records, columns=["file", "sha256"])
     else:

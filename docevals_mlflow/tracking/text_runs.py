@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.fingerprints import sha256_bytes, sha256_file
 from docevals_mlflow.core.formatting import count_text, metric_text
 from docevals_mlflow.docmetrics.inputs import folder_documents
 from docevals_mlflow.docmetrics.report import TextMetricsReport
 from docevals_mlflow.reports.markdown import table
 from docevals_mlflow.tracking.assembly import AssembledRun, log_assembled
 from docevals_mlflow.tracking.bundle import BundleWriter, DatasetInput
+from docevals_mlflow.tracking.fields_layout import files_dataset
 from docevals_mlflow.tracking.layout_shared import figure_table, headline, tag_evaluation
 from docevals_mlflow.tracking.options import RunOptions, apply_options
 from docevals_mlflow.tracking.runs import LoggedRun
@@ -165,27 +165,8 @@ def layout_text(
 def text_dataset(expected: str | os.PathLike[str]) -> tuple[DatasetInput, Any]:
     """The ground-truth input of a run: the expected JSON Lines file or file (digest of
     its bytes), or folder (digest of every document file's relative path and bytes)."""
-    import pandas as pd
-
     path = Path(expected)
-    if path.is_dir():
-        parts, records = [], []
-        for name, file in folder_documents(path).items():
-            data = file.read_bytes()
-            parts.append(name.encode("utf-8") + b"\0" + data)
-            records.append({"file": name, "sha256": sha256_bytes(data)})
-        digest = sha256_bytes(b"\0".join(parts))
-        frame = pd.DataFrame(records, columns=["file", "sha256"])
-    else:
-        digest = sha256_file(path)
-        frame = pd.DataFrame([{"file": path.name, "sha256": digest}])
-    dataset = DatasetInput(
-        name=path.stem or path.name,
-        digest=digest[:32],
-        source=path.name,
-        records="inputs/ground_truth.parquet",
-    )
-    return dataset, frame
+    return files_dataset(path, folder_documents(path) if path.is_dir() else None)
 
 
 def assemble_text(
