@@ -59,10 +59,13 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.diagnostics import review_budget as review_budget
     from docevals_mlflow.docmetrics.anls import anls as anls
     from docevals_mlflow.docmetrics.anls import anls_star as anls_star
+    from docevals_mlflow.docmetrics.inputs import read_text_pairs as read_text_pairs
     from docevals_mlflow.docmetrics.normalize import TextNormalization as TextNormalization
     from docevals_mlflow.docmetrics.reading_order import OrderBatch as OrderBatch
     from docevals_mlflow.docmetrics.reading_order import OrderScore as OrderScore
     from docevals_mlflow.docmetrics.reading_order import score_orders as score_orders
+    from docevals_mlflow.docmetrics.report import TextMetricsReport as TextMetricsReport
+    from docevals_mlflow.docmetrics.report import evaluate_text_inputs as evaluate_text_inputs
     from docevals_mlflow.docmetrics.tables import TableBatch as TableBatch
     from docevals_mlflow.docmetrics.tables import TableScore as TableScore
     from docevals_mlflow.docmetrics.tables import score_tables as score_tables
@@ -225,6 +228,7 @@ if _typing.TYPE_CHECKING:
     from docevals_mlflow.tracking.runs import log_bundle as log_bundle
     from docevals_mlflow.tracking.snapshots import load_run_snapshot as load_run_snapshot
     from docevals_mlflow.tracking.split_api import log_split_report as log_split_report
+    from docevals_mlflow.tracking.text_runs import log_text_report as log_text_report
 
 # Public name -> the module defining it: the one list of the public API.
 _EXPORTS: dict[str, str] = {
@@ -338,6 +342,10 @@ _EXPORTS: dict[str, str] = {
     "TableScore": "docevals_mlflow.docmetrics.tables",
     "TextBatchScore": "docevals_mlflow.docmetrics.text",
     "TextNormalization": "docevals_mlflow.docmetrics.normalize",
+    "TextMetricsReport": "docevals_mlflow.docmetrics.report",
+    "evaluate_text_inputs": "docevals_mlflow.docmetrics.report",
+    "read_text_pairs": "docevals_mlflow.docmetrics.inputs",
+    "log_text_report": "docevals_mlflow.tracking.text_runs",
     "TextPairScore": "docevals_mlflow.docmetrics.text",
     "TrackingError": "docevals_mlflow.tracking.runs",
     "TrackingUnavailableError": "docevals_mlflow.tracking.runs",

@@ -10,7 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.cli import text as text_cli
-from docevals_mlflow.docmetrics.inputs import KindChoice, read_pairs
+from docevals_mlflow.docmetrics.inputs import KindChoice, read_text_pairs
 from docevals_mlflow.docmetrics.normalize import UnicodeForm
 from docevals_mlflow.docmetrics.report import TextMetricsReport, evaluate_text_inputs
 from docevals_mlflow.docmetrics.tables import score_tables
@@ -128,7 +128,7 @@ def test_the_report_equals_the_pure_evaluation(
     )
     assert code == 0, err
     assert TextMetricsReport.load(tmp_path / "r.json") == evaluate_text_inputs(
-        read_pairs(expected, predicted)
+        read_text_pairs(expected, predicted)
     )
     assert not (tmp_path / "mlflow.db").exists()
 

@@ -111,7 +111,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> tuple[PairedInputs, TextMetricsReport]:
-    from docevals_mlflow.docmetrics.inputs import read_pairs
+    from docevals_mlflow.docmetrics.inputs import read_text_pairs
     from docevals_mlflow.docmetrics.normalize import TextNormalization
     from docevals_mlflow.docmetrics.report import evaluate_text_inputs
 
@@ -121,7 +121,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[PairedInputs, TextMetricsReport
         casefold=args.casefold,
         remove_punctuation=args.remove_punctuation,
     )
-    inputs = read_pairs(args.expected, args.predicted, kind=args.kind)
+    inputs = read_text_pairs(args.expected, args.predicted, kind=args.kind)
     return inputs, evaluate_text_inputs(inputs, normalization=normalization)
 
 

@@ -312,7 +312,7 @@ def _jsonl(expected: Path, predicted: Path, choice: KindChoice) -> PairedInputs:
     )
 
 
-def read_pairs(
+def read_text_pairs(
     expected: str | os.PathLike[str],
     predicted: str | os.PathLike[str],
     *,
@@ -367,5 +367,5 @@ __all__ = [
     "folder_documents",
     "PairedInputs",
     "names_line",
-    "read_pairs",
+    "read_text_pairs",
 ]

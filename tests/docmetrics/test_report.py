@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from docevals_mlflow.docmetrics.inputs import read_pairs
+from docevals_mlflow.docmetrics.inputs import read_text_pairs
 from docevals_mlflow.docmetrics.normalize import DEFAULT, TextNormalization
 from docevals_mlflow.docmetrics.report import TextMetricsReport, evaluate_text_inputs
 from docevals_mlflow.docmetrics.tables import score_tables
@@ -74,7 +74,7 @@ def test_folder_figures_equal_the_docmetrics_functions(tmp_path: Path) -> None:
     expected, predicted = write_folders(tmp_path, pairs)
     (expected / "t.html").write_text(TABLE, encoding="utf-8")
     (predicted / "t.html").write_text(PREDICTED_TABLE, encoding="utf-8")
-    report = evaluate_text_inputs(read_pairs(expected, predicted))
+    report = evaluate_text_inputs(read_text_pairs(expected, predicted))
 
     names = sorted(pairs)
     batch = score_texts([pairs[n][0] for n in names], [pairs[n][1] for n in names], names=names)
@@ -105,7 +105,7 @@ def test_micro_token_f1_pools_each_pages_counts(tmp_path: Path) -> None:
     expected, predicted = write_folders(
         tmp_path, {"a.txt": ("the cat sat", "cat sat on the mat"), "b.txt": ("x y", "z")}
     )
-    report = evaluate_text_inputs(read_pairs(expected, predicted))
+    report = evaluate_text_inputs(read_text_pairs(expected, predicted))
     assert report.text is not None
     # matched 3 + 0, predicted 5 + 1, expected 3 + 2: P = 3/6, R = 3/5.
     precision, recall = 3 / 6, 3 / 5
@@ -139,7 +139,7 @@ def test_jsonl_pages_give_per_page_and_per_document_figures(tmp_path: Path) -> N
             for n, text in enumerate(pages, start=1)
         ],
     )
-    inputs = read_pairs(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl")
+    inputs = read_text_pairs(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl")
     assert inputs.missing == ("doc1 page 4", "doc3 page 4")
     report = evaluate_text_inputs(inputs)
     reference = score_documents(documents, predicted_docs)
@@ -176,7 +176,7 @@ def test_jsonl_tables_as_html_and_grids_and_extra_predictions(tmp_path: Path) ->
             {"id": "stray", "text": "no truth for me"},
         ],
     )
-    inputs = read_pairs(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl")
+    inputs = read_text_pairs(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl")
     assert inputs.extra == ("stray",)
     assert inputs.missing == ()
     report = evaluate_text_inputs(inputs)
@@ -192,8 +192,8 @@ def test_kind_table_reads_markdown_files_as_pipe_tables(tmp_path: Path) -> None:
     expected, predicted = write_folders(
         tmp_path, {"t.md": ("| a | b |\n|---|---|\n| 1 | 2 |", "| a | b |\n|---|---|\n| 1 | 3 |")}
     )
-    assert evaluate_text_inputs(read_pairs(expected, predicted)).table is None
-    report = evaluate_text_inputs(read_pairs(expected, predicted, kind="table"))
+    assert evaluate_text_inputs(read_text_pairs(expected, predicted)).table is None
+    report = evaluate_text_inputs(read_text_pairs(expected, predicted, kind="table"))
     assert report.table is not None
     assert report.text is None
     assert 0 < report.table.teds < 1
@@ -202,9 +202,9 @@ def test_kind_table_reads_markdown_files_as_pipe_tables(tmp_path: Path) -> None:
 
 def test_normalization_is_applied_and_recorded(tmp_path: Path) -> None:
     expected, predicted = write_folders(tmp_path, {"a.txt": ("Hello, World!", "hello world")})
-    plain = evaluate_text_inputs(read_pairs(expected, predicted))
+    plain = evaluate_text_inputs(read_text_pairs(expected, predicted))
     loose = TextNormalization(casefold=True, remove_punctuation=True)
-    relaxed = evaluate_text_inputs(read_pairs(expected, predicted), normalization=loose)
+    relaxed = evaluate_text_inputs(read_text_pairs(expected, predicted), normalization=loose)
     assert plain.text is not None
     assert plain.text.cer > 0
     assert relaxed.text is not None
@@ -217,14 +217,14 @@ def test_normalization_is_applied_and_recorded(tmp_path: Path) -> None:
 def test_single_files_are_one_document(tmp_path: Path) -> None:
     (tmp_path / "truth.txt").write_text("kitten", encoding="utf-8")
     (tmp_path / "ocr.txt").write_text("sitting", encoding="utf-8")
-    report = evaluate_text_inputs(read_pairs(tmp_path / "truth.txt", tmp_path / "ocr.txt"))
+    report = evaluate_text_inputs(read_text_pairs(tmp_path / "truth.txt", tmp_path / "ocr.txt"))
     assert report.input_form == "files"
     assert [(p.name, p.cer) for p in report.text_pages] == [("truth.txt", 0.5)]
 
 
 def test_report_round_trips(tmp_path: Path) -> None:
     expected, predicted = write_folders(tmp_path, varied_pairs(seed=1))
-    report = evaluate_text_inputs(read_pairs(expected, predicted))
+    report = evaluate_text_inputs(read_text_pairs(expected, predicted))
     path = report.write(tmp_path / "out" / "r.json")
     assert TextMetricsReport.load(path) == report
     assert json.loads(path.read_text(encoding="utf-8"))["kind"] == "text"
@@ -235,7 +235,7 @@ def test_report_round_trips(tmp_path: Path) -> None:
 
 def _raises(expected: Path, predicted: Path, *fragments: str) -> None:
     with pytest.raises(InputError) as caught:
-        read_pairs(expected, predicted)
+        read_text_pairs(expected, predicted)
     for fragment in fragments:
         assert fragment in str(caught.value), str(caught.value)
 
@@ -301,7 +301,7 @@ def test_empty_inputs_and_mixed_forms_are_refused(tmp_path: Path) -> None:
 def test_a_grid_cannot_be_scored_as_text(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "gt.jsonl", [{"id": "a", "table": [["x"]]}])
     with pytest.raises(InputError, match="a cell grid cannot be scored as text"):
-        read_pairs(tmp_path / "gt.jsonl", tmp_path / "gt.jsonl", kind="text")
+        read_text_pairs(tmp_path / "gt.jsonl", tmp_path / "gt.jsonl", kind="text")
 
 
 def test_a_malformed_expected_table_names_the_page(tmp_path: Path) -> None:
@@ -309,4 +309,4 @@ def test_a_malformed_expected_table_names_the_page(tmp_path: Path) -> None:
         tmp_path, {"t.html": ('<table><tr><td colspan="x">a</td></tr></table>', TABLE)}
     )
     with pytest.raises(InputError, match=r"t\.html \(expected\), at line 1, column \d+: colspan"):
-        evaluate_text_inputs(read_pairs(expected, predicted))
+        evaluate_text_inputs(read_text_pairs(expected, predicted))
