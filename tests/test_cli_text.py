@@ -113,7 +113,7 @@ def test_logs_a_run_with_the_figures_of_the_docmetrics_functions(
     rows = [dict(zip(worst["columns"], row, strict=True)) for row in worst["data"]]
     text_rows = [row for row in rows if row["kind"] == "text"]
     assert [row["page"] for row in text_rows] == [i.name for i in batch.worst(3)]
-    assert [row["cer"] for row in text_rows] == [i.cer for i in batch.worst(3)]
+    assert [row["cer"] for row in text_rows] == [round(i.cer, 4) for i in batch.worst(3)]
     assert [row["page"] for row in rows if row["kind"] == "table"] == ["tables/t.html"]
     logged = json.loads(found.data.tags["mlflow.loggedArtifacts"])
     assert {"path": "tables/worst_pages.json", "type": "table"} in logged
@@ -133,20 +133,152 @@ def test_the_report_equals_the_pure_evaluation(
     assert not (tmp_path / "mlflow.db").exists()
 
 
-def test_max_cer_gates(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, folders: tuple[Path, Path]
+def _scored(expected: Path, predicted: Path) -> TextMetricsReport:
+    return evaluate_text_inputs(read_text_pairs(expected, predicted))
+
+
+@pytest.mark.parametrize(
+    ("option", "passing", "failing", "line"),
+    [
+        ("--max-cer", "0.9", "0.001", "CER {value:.4f} is above --max-cer 0.001 by {by:.4f}"),
+        ("--max-wer", "0.99", "0.01", "WER {value:.4f} is above --max-wer 0.01 by {by:.4f}"),
+        ("--min-teds", "0.5", "0.99", "TEDS {value:.4f} is below --min-teds 0.99 by {by:.4f}"),
+    ],
+)
+def test_each_gate_says_which_failed_and_by_how_much(
+    capsys: pytest.CaptureFixture[str],
+    folders: tuple[Path, Path],
+    option: str,
+    passing: str,
+    failing: str,
+    line: str,
 ) -> None:
     expected, predicted = folders
-    base = ("text", expected, predicted, "--no-mlflow", "--max-cer")
-    code, _, err = run(capsys, *base, "0.9")
+    base = ("text", expected, predicted, "--no-mlflow", option)
+    code, _, err = run(capsys, *base, passing)
     assert code == 0, err
-    code, _, err = run(capsys, *base, "0.001")
+    assert "threshold" not in err
+    code, _, err = run(capsys, *base, failing)
     assert code == 1
-    assert "docevals: threshold: cer " in err
-    assert "is above 0.001" in err
-    code, _, err = run(capsys, *base, "nan")
+    report = _scored(expected, predicted)
+    value = {"--max-cer": report.text.cer, "--max-wer": report.text.wer}.get(  # type: ignore[union-attr]
+        option,
+        report.table.teds,  # type: ignore[union-attr]
+    )
+    by = abs(value - float(failing))
+    thresholds = [line for line in err.splitlines() if "threshold" in line]
+    assert thresholds == ["docevals: threshold: " + line.format(value=value, by=by)]
+
+
+def test_every_failed_gate_is_printed_in_order(
+    capsys: pytest.CaptureFixture[str], folders: tuple[Path, Path]
+) -> None:
+    expected, predicted = folders
+    code, _, err = run(
+        capsys, "text", expected, predicted, "--no-mlflow",
+        "--min-teds", "1", "--max-wer", "0", "--max-cer", "0",
+    )  # fmt: skip
+    assert code == 1
+    thresholds = [line.split(":")[2].split()[0] for line in err.splitlines() if "threshold" in line]
+    assert thresholds == ["CER", "WER", "TEDS"]
+
+
+def test_a_tiny_breach_still_shows_its_margin(tmp_path: Path) -> None:
+    expected, predicted = write_folders(tmp_path, {"t.html": (TABLE, PREDICTED_TABLE)})
+    report = _scored(expected, predicted)
+    teds = report.table.teds  # type: ignore[union-attr]
+    (line,) = text_cli.gate_breaches(report, [(text_cli.GATES[2], teds + 2e-6)])
+    assert line.endswith(f"is below --min-teds {teds + 2e-6:g} by 2.0e-06")
+    assert text_cli.gate_breaches(report, [(text_cli.GATES[2], teds)]) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (("--max-cer", "nan"), "--max-cer nan"),
+        (("--max-wer", "-0.1"), "--max-wer -0.1"),
+        (("--min-teds", "1.5"), "--min-teds 1.5 (expected a number from 0 to 1)"),
+        (("--min-teds", "90"), "--min-teds 90"),
+    ],
+)
+def test_bad_gate_values_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    folders: tuple[Path, Path],
+    argv: tuple[str, ...],
+    fragment: str,
+) -> None:
+    expected, predicted = folders
+    code, _, err = run(capsys, "text", expected, predicted, "--no-mlflow", *argv)
     assert code == 2
-    assert_one_line_error(err, "--max-cer nan")
+    assert_one_line_error(err, fragment)
+
+
+@pytest.mark.parametrize(
+    ("pages", "gate", "fragment"),
+    [
+        (
+            {"a.txt": ("the quick fox", "the quick box")},
+            ("--min-teds", "0.9"),
+            "--min-teds 0.9: the inputs have no tables to score (expected tables in EXPECTED",
+        ),
+        (
+            {"t.html": (TABLE, PREDICTED_TABLE)},
+            ("--max-cer", "0.1"),
+            "--max-cer 0.1: the inputs have no text pages to score",
+        ),
+        (
+            {"t.html": (TABLE, PREDICTED_TABLE)},
+            ("--max-wer", "0.1"),
+            "--max-wer 0.1: the inputs have no text pages to score",
+        ),
+    ],
+)
+def test_a_gate_on_a_kind_without_pages_is_an_error_not_a_pass(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    pages: dict[str, tuple[str, str]],
+    gate: tuple[str, str],
+    fragment: str,
+) -> None:
+    expected, predicted = write_folders(tmp_path, pages)
+    output = tmp_path / "r.json"
+    code, out, err = run(
+        capsys, "text", expected, predicted, "--output", output, "--no-mlflow", *gate
+    )
+    assert code == 2
+    assert_one_line_error(err, fragment)
+    assert out == ""
+    assert not output.exists()
+
+
+def test_the_run_verdict_follows_the_gates(
+    capsys: pytest.CaptureFixture[str], mlflow_store: str, folders: tuple[Path, Path]
+) -> None:
+    expected, predicted = folders
+    cases = {
+        "ungated": (),
+        "passed": ("--max-cer", "0.9", "--max-wer", "0.99", "--min-teds", "0.5"),
+        "teds-failed": ("--max-cer", "0.9", "--min-teds", "0.99"),
+        "wer-failed": ("--max-wer", "0.01"),
+    }
+    for name, gates in cases.items():
+        code, _, err = run(
+            capsys, "text", expected, predicted, "--experiment", "gates", "--run-name", name, *gates
+        )
+        assert code == (1 if name.endswith("failed") else 0), err
+    client = MlflowClient(mlflow_store)
+    experiment = client.get_experiment_by_name("gates")
+    assert experiment is not None
+    verdicts = {
+        found.info.run_name: found.data.tags.get("docevals.verdict")
+        for found in client.search_runs([experiment.experiment_id])
+    }
+    assert verdicts == {
+        "ungated": None,
+        "passed": "pass",
+        "teds-failed": "fail",
+        "wer-failed": "fail",
+    }
 
 
 def test_jsonl_pages_without_output_files(

@@ -101,17 +101,33 @@ def repeat_figures_of(
 
 
 def repeat_lines(figures: JudgeRepeatFigures | None) -> list[str]:
-    """The printed lines: the summary, then each judge that flipped."""
+    """The printed lines: the summary, then each judge that flipped and each panel
+    member whose own verdicts flipped (``judge <panel>/<member>: ...``)."""
     if figures is None:
         return []
     from docevals_mlflow.core.formatting import percent_text
+
+    def line(name: str, flipped: int, stages: int, rate: float | None, all_: float | None) -> str:
+        return (
+            f"judge {name}: {flipped} of {stages} flipped ({percent_text(rate)}), "
+            f"pass^{figures.repeats} {percent_text(all_)}"
+        )
 
     lines = [figures.summary_line()]
     for judge in figures.judges:
         if judge.flipped:
             lines.append(
-                f"judge {judge.metric}: {judge.flipped} of {judge.stages} flipped "
-                f"({percent_text(judge.flip_rate)}), pass^{figures.repeats} "
-                f"{percent_text(judge.pass_all)}"
+                line(judge.metric, judge.flipped, judge.stages, judge.flip_rate, judge.pass_all)
             )
+        for member in judge.members or ():
+            if member.flipped:
+                lines.append(
+                    line(
+                        f"{judge.metric}/{member.member}",
+                        member.flipped,
+                        member.stages,
+                        member.flip_rate,
+                        member.pass_all,
+                    )
+                )
     return lines

@@ -5,21 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from docevals_mlflow.cli.annotations import add_run_annotations, annotation_inputs
 from docevals_mlflow.cli.common import check_number
 from docevals_mlflow.cli.options import add_tracking_options
 from docevals_mlflow.cli.paths import Input, Output, check_paths
 from docevals_mlflow.cli.run_logging import bundle_folder, log_evaluation, tracking_wanted
-from docevals_mlflow.cli.thresholds import breaches, gate, gate_verdict
+from docevals_mlflow.cli.thresholds import gate, gate_verdict
 from docevals_mlflow.core.formatting import metric_text
 from docevals_mlflow.errors import InputError
 
 if TYPE_CHECKING:
     from docevals_mlflow.docmetrics.inputs import PairedInputs
-    from docevals_mlflow.docmetrics.report import TextMetricsReport
+    from docevals_mlflow.docmetrics.report import TableFigures, TextFigures, TextMetricsReport
 
 KINDS = ("auto", "text", "table")
 """``--kind`` choices (``docmetrics.inputs.KindChoice``; kept here so that building the
@@ -29,6 +30,47 @@ UNICODE_FORMS = ("NFC", "NFKC", "none")
 DEFAULT_ANCHOR = Path("docevals-text.json")
 """Without ``--output``, a run bundle MLflow could not take is kept beside this name
 (``docevals-text.run``) in the working directory."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One exit-code gate: ``option`` X fails the run when the batch figure ``figure``
+    of ``kind`` is ``breached_when`` X."""
+
+    option: str
+    figure: str
+    label: str
+    kind: Literal["text", "table"]
+    breached_when: Literal["above", "below"]
+
+    @property
+    def dest(self) -> str:
+        """The argparse attribute of the option."""
+        return self.option.removeprefix("--").replace("-", "_")
+
+
+GATES = (
+    Gate("--max-cer", "cer", "CER", "text", "above"),
+    Gate("--max-wer", "wer", "WER", "text", "above"),
+    Gate("--min-teds", "teds", "TEDS", "table", "below"),
+)
+"""The gates of ``docevals text``, in the order their breaches are printed."""
+
+
+def _add_gates(text: argparse.ArgumentParser) -> None:
+    gates = text.add_argument_group("gates (exit 1 when one fails; 2 when its kind has no pages)")
+    gates.add_argument(
+        "--max-cer", type=float, metavar="X", help="exit 1 when the micro CER is above X"
+    )
+    gates.add_argument(
+        "--max-wer", type=float, metavar="X", help="exit 1 when the micro WER is above X"
+    )
+    gates.add_argument(
+        "--min-teds",
+        type=float,
+        metavar="X",
+        help="exit 1 when the mean TEDS over tables is below X (0 to 1)",
+    )
 
 
 def register(commands: Any) -> None:
@@ -78,12 +120,7 @@ def register(commands: Any) -> None:
         metavar="N",
         help="pages (by CER) and tables (by TEDS) in the worst-pages tables (default 10)",
     )
-    text.add_argument(
-        "--max-cer",
-        type=float,
-        metavar="X",
-        help="exit 1 when the micro CER is above X (or there is no text to score)",
-    )
+    _add_gates(text)
     add_tracking_options(text)
     add_run_annotations(text, prompt=True)
     text.set_defaults(handler=run)
@@ -93,6 +130,8 @@ def _check(args: argparse.Namespace) -> None:
     if args.worst < 0:
         raise InputError(f"--worst {args.worst}", expected="a count >= 0")
     check_number("--max-cer", args.max_cer, minimum=0)
+    check_number("--max-wer", args.max_wer, minimum=0)
+    check_number("--min-teds", args.min_teds, minimum=0, maximum=1)
     anchor = args.output or DEFAULT_ANCHOR
     check_paths(
         [
@@ -190,13 +229,64 @@ def summary_lines(report: TextMetricsReport, *, worst: int) -> list[str]:
     return lines
 
 
+def _figures(report: TextMetricsReport, one: Gate) -> TextFigures | TableFigures | None:
+    return report.text if one.kind == "text" else report.table
+
+
+def asked_gates(args: argparse.Namespace, report: TextMetricsReport) -> list[tuple[Gate, float]]:
+    """The gates given, with their limits.
+
+    Raises:
+        InputError: a gate on a kind the inputs have no page of (``--min-teds`` with
+            text files only): a gate that cannot be checked must not pass silently.
+    """
+    asked = [(one, getattr(args, one.dest)) for one in GATES]
+    given = [(one, limit) for one, limit in asked if limit is not None]
+    for one, limit in given:
+        if _figures(report, one) is None:
+            what = "text pages" if one.kind == "text" else "tables"
+            how = (
+                ".txt/.md files or text records"
+                if one.kind == "text"
+                else ".html files, html/table records, or --kind table"
+            )
+            raise InputError(
+                f"{one.option} {limit:g}: the inputs have no {what} to score",
+                expected=f"{what} in EXPECTED ({how})",
+            )
+    return given
+
+
+def _by(difference: float) -> str:
+    shown = metric_text(difference)
+    # A breach smaller than the fourth decimal would otherwise read "by 0.0000".
+    return shown if shown != metric_text(0.0) else f"{difference:.1e}"
+
+
+def gate_breaches(report: TextMetricsReport, gates: Sequence[tuple[Gate, float]]) -> list[str]:
+    """One line per failed gate: the figure, the gate, and by how much it missed."""
+    lines = []
+    for one, limit in gates:
+        figures = _figures(report, one)
+        value: float = getattr(figures, one.figure)
+        missed = value - limit if one.breached_when == "above" else limit - value
+        if missed > 0:
+            lines.append(
+                f"{one.label} {metric_text(value)} is {one.breached_when} "
+                f"{one.option} {limit:g} by {_by(missed)}"
+            )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
-    """Score, print, write the reports, log the run, and gate on ``--max-cer``."""
+    """Score, print, write the reports, log the run, and gate on ``--max-cer``,
+    ``--max-wer`` and ``--min-teds``."""
     from docevals_mlflow.core.atomic import atomic_write_text
     from docevals_mlflow.reports.text_markdown import render_text_markdown
 
     _check(args)
     inputs, report = _evaluate(args)
+    gates = asked_gates(args, report)
     # Render everything before writing anything: a failure leaves old files untouched.
     json_text = report.to_json()
     markdown_text = render_text_markdown(report, worst=args.worst)
@@ -213,8 +303,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     if written:
         print(" · ".join(written))
-    over = {} if args.max_cer is None else {"cer": args.max_cer}
-    breached = breaches(lambda _: report.text.cer if report.text else None, under={}, over=over)
+    breached = gate_breaches(report, gates)
 
     def assemble(options: Any) -> Any:
         from docevals_mlflow.tracking.text_runs import assemble_text
@@ -223,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             report,
             options,
             worst=args.worst,
-            verdict=gate_verdict(breached, gated=bool(over)),
+            verdict=gate_verdict(breached, gated=bool(gates)),
             markdown=markdown_text,
             report_json=json_text,
         )
@@ -239,4 +328,14 @@ def run(args: argparse.Namespace) -> int:
     return gate(breached)
 
 
-__all__ = ["KINDS", "UNICODE_FORMS", "register", "run", "summary_lines"]
+__all__ = [
+    "GATES",
+    "KINDS",
+    "UNICODE_FORMS",
+    "Gate",
+    "asked_gates",
+    "gate_breaches",
+    "register",
+    "run",
+    "summary_lines",
+]

@@ -5,6 +5,8 @@ Each judged stage keeps, in its judge result's ``details["repeats"]``, the verdi
 every repeat; the report adds :class:`JudgeRepeatFigures` over its stages. A stage
 *flips* when its N verdicts are not all the same; *pass^N* is the share of stages
 the judge called ``pass`` in every repeat. The stage's verdict is the first repeat's.
+A panel's members get the same two figures from their own verdicts
+(:class:`JudgeMemberRepeat`): which member flips, when the panel's vote does not show it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ REPEATS_DETAIL = "repeats"
 """The key of a judge result's ``details`` holding its repeats' verdicts."""
 
 
+def _absent(value: object) -> bool:
+    """Leave an optional field out of the JSON, so reports without it stay as they were."""
+    return value is None
+
+
+class JudgeMemberRepeat(DocEvalsModel):
+    """One member (variant) of a repeated panel: its own verdicts over the repeats."""
+
+    member: str
+    stages: int
+    """Stages the member judged (each N times)."""
+    flipped: int
+    """Stages where the member's N verdicts are not all the same."""
+    flip_rate: float | None
+    pass_all: float | None
+    """pass^N: the share of stages the member called ``pass`` in every repeat."""
+
+
 class JudgeRepeat(DocEvalsModel):
     """One judge (the ``--judge`` metric, a panel, a configured judge) over its stages."""
 
@@ -29,6 +49,8 @@ class JudgeRepeat(DocEvalsModel):
     flip_rate: float | None
     pass_all: float | None
     """pass^N: the share of stages called ``pass`` in every repeat."""
+    members: list[JudgeMemberRepeat] | None = Field(default=None, exclude_if=_absent)
+    """A panel's members, by name (left out of the JSON for a single judge)."""
 
 
 class JudgeRepeatFigures(DocEvalsModel):
@@ -58,6 +80,27 @@ class JudgeRepeatFigures(DocEvalsModel):
         )
 
 
+def _member_table(figures: JudgeRepeatFigures) -> list[str]:
+    """Each panel member's own flip rate and pass^N (none without a repeated panel)."""
+    rows = [
+        f"| {judge.metric} | {member.member} | {member.stages} | {member.flipped} | "
+        f"{percent_text(member.flip_rate)} | {percent_text(member.pass_all)} |"
+        for judge in figures.judges
+        for member in judge.members or ()
+    ]
+    if not rows:
+        return []
+    n = figures.repeats
+    return [
+        "",
+        "Panel members, each from its own verdicts over the repeats:",
+        "",
+        f"| Panel | Member | Stages | Flipped | Flip rate | pass^{n} |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+
+
 def judge_repeat_section(figures: JudgeRepeatFigures | None) -> list[str]:
     """The Markdown section of a report's judge repeats (none without repeats)."""
     if figures is None:
@@ -77,6 +120,7 @@ def judge_repeat_section(figures: JudgeRepeatFigures | None) -> list[str]:
         f"{percent_text(judge.flip_rate)} | {percent_text(judge.pass_all)} |"
         for judge in figures.judges
     ]
+    lines += _member_table(figures)
     if figures.flipping:
         lines += ["", "Flipped: " + ", ".join(f"`{unit}`" for unit in figures.flipping[:20])]
         if len(figures.flipping) > 20:

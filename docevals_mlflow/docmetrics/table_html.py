@@ -29,6 +29,11 @@ SECTION_TAGS = frozenset({"thead", "tbody", "tfoot"})
 # Void elements have no end tag in HTML; lxml (and so the reference) still emits a closing
 # token for them, so we do too.
 _VOID = frozenset({"br", "hr", "img", "input", "wbr", "col", "area", "embed", "source"})
+# Built once: these sets are tested on every tag of every table.
+_STRUCTURE = CELL_TAGS | {"tr"} | SECTION_TAGS
+_CLOSABLE = frozenset({"tr", "table"}) | SECTION_TAGS
+_TABLE = frozenset({"table"})
+_TABLE_OR_SECTION = _TABLE | SECTION_TAGS
 
 
 @dataclass(eq=False)
@@ -82,7 +87,8 @@ class _TableParser(HTMLParser):
 
     def _close_cell(self) -> None:
         if self.cell is not None:
-            self.cell_tokens.extend(f"</{tag}>" for tag in reversed(self.inline))
+            if self.inline:
+                self.cell_tokens.extend(f"</{tag}>" for tag in reversed(self.inline))
             self.cell.tokens = tuple(self.cell_tokens)
             self.cell, self.cell_tokens, self.inline = None, [], []
             self.nested_at, self.tail = [], False
@@ -93,8 +99,8 @@ class _TableParser(HTMLParser):
         while self.stack and self.stack[-1].tag not in tags:
             self.stack.pop()
 
-    def _span(self, attrs: list[tuple[str, str | None]], name: str) -> int:
-        raw = dict(attrs).get(name)
+    def _span(self, attrs: dict[str, str | None], name: str) -> int:
+        raw = attrs.get(name)
         if raw is None:
             return 1
         text = raw.strip()
@@ -116,9 +122,9 @@ class _TableParser(HTMLParser):
         if tag == "table":
             self.nested_at.append(self.getpos())
         elif tag in SECTION_TAGS:
-            self._close_inline_above(frozenset({"table"}))
+            self._close_inline_above(_TABLE)
         elif tag == "tr":
-            self._close_inline_above(frozenset({"table"}) | SECTION_TAGS)
+            self._close_inline_above(_TABLE_OR_SECTION)
         elif tag in CELL_TAGS:
             self._close_inline_above(frozenset({"table", "tr"}) | SECTION_TAGS)
         self.cell_tokens.append(f"<{tag}>")
@@ -129,7 +135,7 @@ class _TableParser(HTMLParser):
         if self.cell is not None and (tag == "table" or self.nested_at):
             self._nested_start(tag)
             return
-        if self.cell is not None and tag not in CELL_TAGS | {"tr"} | SECTION_TAGS:
+        if self.cell is not None and tag not in _STRUCTURE:
             self.cell_tokens.append(f"<{tag}>")
             if tag in _VOID:
                 self.cell_tokens.append(f"</{tag}>")
@@ -143,20 +149,21 @@ class _TableParser(HTMLParser):
             self.stack = [self.root]
             return
         if not self.stack:
-            if tag in CELL_TAGS | {"tr"} | SECTION_TAGS:
+            if tag in _STRUCTURE:
                 raise self.fail(f"<{tag}> outside a <table>")
             return  # wrappers such as <html>, <body>, <div>
         if tag in SECTION_TAGS:
-            self._pop_to(frozenset({"table"}))
+            self._pop_to(_TABLE)
             node = TableNode(tag)
         elif tag == "tr":
-            self._pop_to(frozenset({"table"}) | SECTION_TAGS)
+            self._pop_to(_TABLE_OR_SECTION)
             node = TableNode(tag)
         elif tag in CELL_TAGS:
             self._close_cell()
             if self.stack[-1].tag != "tr":
                 raise self.fail(f"<{tag}> outside a row", expected="cells inside <tr>")
-            cell = TableNode(tag, self._span(attrs, "colspan"), self._span(attrs, "rowspan"))
+            named = dict(attrs) if attrs else {}
+            cell = TableNode(tag, self._span(named, "colspan"), self._span(named, "rowspan"))
             self.stack[-1].children.append(cell)
             self.cell = cell
             return
@@ -202,12 +209,12 @@ class _TableParser(HTMLParser):
             if tag in CELL_TAGS:
                 self._close_cell()
                 return
-            if tag not in {"tr", "table"} | SECTION_TAGS:
+            if tag not in _CLOSABLE:
                 return  # an end tag with nothing open to close: ignored, as lxml does
             self._close_cell()
         if tag in CELL_TAGS:
             raise self.fail(f"</{tag}> without an open <{tag}>")
-        if tag in {"tr", "table"} | SECTION_TAGS:
+        if tag in _CLOSABLE:
             if not any(node.tag == tag for node in self.stack):
                 raise self.fail(f"</{tag}> without an open <{tag}>")
             while self.stack[-1].tag != tag:

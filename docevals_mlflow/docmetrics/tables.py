@@ -23,7 +23,7 @@ from docevals_mlflow.docmetrics.table_html import (
     table_from_grid,
     table_from_markdown,
 )
-from docevals_mlflow.docmetrics.tree_edit import tree_edit_distance
+from docevals_mlflow.docmetrics.tree_edit import tree_edit_distance, tree_edit_distances
 from docevals_mlflow.errors import InputError
 
 # A prediction that holds no table at all scores 0 (as in the references), not an error.
@@ -70,8 +70,8 @@ class TableScore:
     predicted_nodes: int
 
 
-def _similarity(distance: float, expected: TableNode, predicted: TableNode) -> float:
-    return 1.0 - distance / max(expected.size(), predicted.size())
+def _similarity(distance: float, expected_nodes: int, predicted_nodes: int) -> float:
+    return 1.0 - distance / max(expected_nodes, predicted_nodes)
 
 
 def _pair(
@@ -108,18 +108,16 @@ def score_table(
     if got is None:
         size = want.size()
         return TableScore(source, 0.0, 0.0, float(size), float(size), size, 0)
-    distance = tree_edit_distance(want, got, headers_as_cells=headers_as_cells)
-    structure = tree_edit_distance(
-        want, got, structure_only=True, headers_as_cells=headers_as_cells
-    )
+    distance, structure = tree_edit_distances(want, got, headers_as_cells=headers_as_cells)
+    sizes = want.size(), got.size()
     return TableScore(
         source=source,
-        teds=_similarity(distance, want, got),
-        teds_structure=_similarity(structure, want, got),
+        teds=_similarity(distance, *sizes),
+        teds_structure=_similarity(structure, *sizes),
         distance=distance,
         structure_distance=structure,
-        expected_nodes=want.size(),
-        predicted_nodes=got.size(),
+        expected_nodes=sizes[0],
+        predicted_nodes=sizes[1],
     )
 
 
@@ -139,7 +137,7 @@ def teds(
     distance = tree_edit_distance(
         want, got, structure_only=structure_only, headers_as_cells=headers_as_cells
     )
-    return _similarity(distance, want, got)
+    return _similarity(distance, want.size(), got.size())
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ its verdicts agree (:mod:`docevals_mlflow.core.repeat_figures`).
 gives the stage's result (the verdict a run without repeats would have, the one the
 judge cache holds); repeats 2..N run concurrently inside
 :func:`~docevals_mlflow.judges.repeats.fresh_answers`, so each is a real call. The
-result keeps every repeat's verdict in ``details["repeats"]``, and its usage is the
-sum over the repeats, so the printed cost is what was spent.
+result keeps every repeat's verdict in ``details["repeats"]`` (a panel's also each
+member's, under ``members``), and its usage is the sum over the repeats, so the
+printed cost is what was spent.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from docevals_mlflow.core.cases import EvaluationCase
-from docevals_mlflow.core.repeat_figures import REPEATS_DETAIL, JudgeRepeat, JudgeRepeatFigures
+from docevals_mlflow.core.repeat_figures import (
+    REPEATS_DETAIL,
+    JudgeMemberRepeat,
+    JudgeRepeat,
+    JudgeRepeatFigures,
+)
 from docevals_mlflow.core.reports import EvaluationReport
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
@@ -37,6 +43,26 @@ def _summed_usage(results: Sequence[MetricResult]) -> dict[str, float]:
         for key, value in result.usage.items():
             total[key] = total.get(key, 0.0) + value
     return total
+
+
+NO_ANSWER = "no answer"
+"""A member verdict when the member gave none (as ``docevals repeats`` counts it)."""
+
+
+def member_verdicts(results: Sequence[MetricResult]) -> dict[str, list[str]] | None:
+    """Each panel member's verdict in every repeat, by member name (``None``: not a
+    panel)."""
+    members: dict[str, list[str]] = {}
+    for result in results:
+        details = result.details if isinstance(result.details, dict) else {}
+        variants = details.get("variants")
+        if result.basis != "judge_panel" or not isinstance(variants, list):
+            return None
+        for variant in variants:
+            verdict = variant.get("verdict") if isinstance(variant, dict) else None
+            name = str(variant.get("name")) if isinstance(variant, dict) else "?"
+            members.setdefault(name, []).append(NO_ANSWER if verdict is None else str(verdict))
+    return members or None
 
 
 class RepeatedJudgeMetric:
@@ -65,10 +91,11 @@ class RepeatedJudgeMetric:
         results = [first, *others]
         verdicts = [result.verdict for result in results]
         flipped = len(set(verdicts)) > 1
-        details = {
-            **(first.details or {}),
-            REPEATS_DETAIL: {"verdicts": verdicts, "flipped": flipped},
-        }
+        entry: dict[str, Any] = {"verdicts": verdicts, "flipped": flipped}
+        members = member_verdicts(results)
+        if members is not None:
+            entry["members"] = members
+        details = {**(first.details or {}), REPEATS_DETAIL: entry}
         notes = list(first.notes)
         if flipped:
             notes.append(
@@ -110,10 +137,36 @@ def repeat_judges_in(lists: Iterable[list[Metric]], repeats: int) -> int:
     return len(wrapped)
 
 
+def _repeat(rows: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """Of ``rows`` (each a unit's N verdicts): how many flipped, how many passed in all."""
+    flipped = sum(len(set(row)) > 1 for row in rows)
+    passed = sum(all(verdict == "pass" for verdict in row) for row in rows)
+    return flipped, passed
+
+
+def _members(rows: dict[str, list[list[str]]]) -> list[JudgeMemberRepeat] | None:
+    if not rows:
+        return None
+    members = []
+    for member, verdicts in sorted(rows.items()):
+        flipped, passed = _repeat(verdicts)
+        members.append(
+            JudgeMemberRepeat(
+                member=member,
+                stages=len(verdicts),
+                flipped=flipped,
+                flip_rate=flipped / len(verdicts),
+                pass_all=passed / len(verdicts),
+            )
+        )
+    return members
+
+
 def judge_repeat_figures(stages: Iterable[EvaluationReport]) -> JudgeRepeatFigures | None:
-    """Flip rate and pass^N over the repeated judge results of ``stages`` (``None``:
-    no judge was repeated)."""
+    """Flip rate and pass^N over the repeated judge results of ``stages``, per judge and
+    per panel member (``None``: no judge was repeated)."""
     per_metric: dict[str, list[list[str]]] = {}
+    per_member: dict[str, dict[str, list[list[str]]]] = {}
     flipping: list[str] = []
     for stage in stages:
         for result in stage.metric_results:
@@ -123,6 +176,10 @@ def judge_repeat_figures(stages: Iterable[EvaluationReport]) -> JudgeRepeatFigur
                 continue
             verdicts = [str(verdict) for verdict in entry["verdicts"]]
             per_metric.setdefault(result.name, []).append(verdicts)
+            members = entry.get("members")
+            for member, seen in (members if isinstance(members, dict) else {}).items():
+                rows = per_member.setdefault(result.name, {}).setdefault(str(member), [])
+                rows.append([str(verdict) for verdict in seen])
             if len(set(verdicts)) > 1:
                 flipping.append(f"{stage.case_id}/{stage.stage_id}: {result.name}")
     if not per_metric:
@@ -131,8 +188,7 @@ def judge_repeat_figures(stages: Iterable[EvaluationReport]) -> JudgeRepeatFigur
     judges = []
     passed_all = 0
     for name, rows in sorted(per_metric.items()):
-        flipped = sum(len(set(row)) > 1 for row in rows)
-        passed = sum(all(verdict == "pass" for verdict in row) for row in rows)
+        flipped, passed = _repeat(rows)
         passed_all += passed
         judges.append(
             JudgeRepeat(
@@ -141,6 +197,7 @@ def judge_repeat_figures(stages: Iterable[EvaluationReport]) -> JudgeRepeatFigur
                 flipped=flipped,
                 flip_rate=flipped / len(rows),
                 pass_all=passed / len(rows),
+                members=_members(per_member.get(name, {})),
             )
         )
     units = sum(judge.stages for judge in judges)

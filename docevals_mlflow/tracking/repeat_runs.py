@@ -4,8 +4,8 @@ of an evaluation with ``--repeats``, and a repeat report logged as a run.
 * a group: runs logged with ``--repeat-group NAME`` carry the tag
   :data:`REPEAT_GROUP_TAG`; :func:`repeat_group_snapshots` finds them (oldest first);
 * ``--repeats N`` on an evaluation adds ``repeats/flip_rate``, ``repeats/pass_all``
-  and per judge ``judge/<metric>/flip_rate`` to its run
-  (:func:`repeat_figure_metrics`);
+  and per judge ``judge/<metric>/flip_rate`` (per panel member
+  ``judge/<metric>/<member>/flip_rate``) to its run (:func:`repeat_figure_metrics`);
 * ``docevals repeats --log`` logs a run of kind ``comparison``
   (``docevals.report_kind=repeats``): params ``repeats.runs``, ``repeats.unit_kind``,
   ``repeats.group``; metrics ``Summary/{flip_rate,pass_all,units}``,
@@ -56,6 +56,10 @@ def repeat_figure_metrics(figures: JudgeRepeatFigures) -> Callable[[BundleWriter
             writer.metric(
                 legal_key(f"judge/{clean_segment(judge.metric)}/flip_rate"), judge.flip_rate
             )
+            # Members: the flip rate only, so a panel adds one key per member.
+            for member in judge.members or ():
+                key = f"judge/{clean_segment(judge.metric)}/{clean_segment(member.member)}"
+                writer.metric(legal_key(f"{key}/flip_rate"), member.flip_rate)
 
     return extend
 

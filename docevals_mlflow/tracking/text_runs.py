@@ -76,20 +76,32 @@ def text_metrics(writer: BundleWriter, report: TextMetricsReport) -> None:
     writer.metric("inputs/extra_predictions", len(report.extra_predictions))
 
 
+SHOWN_DIGITS = 4
+"""Figures in the worst-pages table are rounded: MLflow's UI shows every digit it is
+given, and 17-digit floats push the later columns off the screen. The exact figures
+are in ``report/report.json``."""
+
+
+def _shown(value: float) -> float:
+    return round(value, SHOWN_DIGITS)
+
+
 def worst_page_rows(report: TextMetricsReport, worst: int) -> list[dict[str, Any]]:
-    """The worst text pages by CER, then the worst tables by TEDS, one row each."""
+    """The worst text pages by CER, then the worst tables by TEDS, one row each
+    (figures rounded to :data:`SHOWN_DIGITS` decimals; the two headline figures first,
+    so MLflow's table shows both without scrolling)."""
     rows: list[dict[str, Any]] = [
         {
             "kind": "text",
             "page": page.name,
-            "document": page.document,
-            "missing_prediction": page.missing_prediction,
-            "cer": page.cer,
-            "wer": page.wer,
-            "ned": page.ned,
-            "token_f1": page.token_f1,
+            "cer": _shown(page.cer),
             "teds": None,
+            "wer": _shown(page.wer),
+            "token_f1": _shown(page.token_f1),
             "teds_s": None,
+            "ned": _shown(page.ned),
+            "missing_prediction": page.missing_prediction,
+            "document": page.document,
         }
         for page in report.worst_text(worst)
     ]
@@ -97,14 +109,14 @@ def worst_page_rows(report: TextMetricsReport, worst: int) -> list[dict[str, Any
         {
             "kind": "table",
             "page": page.name,
-            "document": page.document,
-            "missing_prediction": page.missing_prediction,
             "cer": None,
+            "teds": _shown(page.teds),
             "wer": None,
-            "ned": None,
             "token_f1": None,
-            "teds": page.teds,
-            "teds_s": page.teds_s,
+            "teds_s": _shown(page.teds_s),
+            "ned": None,
+            "missing_prediction": page.missing_prediction,
+            "document": page.document,
         }
         for page in report.worst_tables(worst)
     ]

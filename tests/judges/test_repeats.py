@@ -1,6 +1,6 @@
 """``--repeats N``: every judge asked N times per stage, repeats 2..N past the judge
-cache, flip rate and pass^N in the report, Markdown, console and MLflow, and a run
-without repeats exactly as before."""
+cache, flip rate and pass^N (per judge and per panel member) in the report, Markdown,
+console and MLflow, and a run without repeats exactly as before."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 
 import pytest
 
+from docevals_mlflow.cli.judge_repeats import repeat_lines
 from docevals_mlflow.core.cases import EvaluationCase
+from docevals_mlflow.core.repeat_figures import judge_repeat_section
 from docevals_mlflow.core.results import MetricResult
 from docevals_mlflow.evaluation.judge_repeats import RepeatedJudgeMetric, judge_repeat_figures
 from docevals_mlflow.evaluation.llm_metric import LLMJudgeMetric
@@ -336,3 +338,125 @@ def test_a_batch_reports_repeats_per_pipeline_and_on_the_console(
         report = pipeline_report(tmp_path / "batch-report.pipelines" / f"{name}.json")
         assert report.judge_repeats is not None
         assert report.judge_repeats.units == 1
+
+
+# ----------------------------------------------------------------------- panel members
+
+
+def _flaky_panel(repeats: int = 3) -> RepeatedJudgeMetric:
+    """A panel of three scripted members: ``steady`` always passes, ``strict`` always
+    fails, ``flaky`` passes case c1 only on its first call and always passes c2."""
+    from docevals_mlflow.evaluation.panel_metric import JudgePanelMetric, JudgeVariant
+    from tests.judges.test_calibration import FAIL, PASS
+
+    flaky_calls: dict[str, int] = {}
+
+    def flaky(request):
+        case = request.task["case_id"]
+        flaky_calls[case] = flaky_calls.get(case, 0) + 1
+        return answer(request, prediction=PASS if case == "c2" or flaky_calls[case] == 1 else FAIL)
+
+    scripts = {
+        "steady": lambda request: answer(request, prediction=PASS),
+        "strict": lambda request: answer(request, prediction=FAIL),
+        "flaky": flaky,
+    }
+    panel = JudgePanelMetric(
+        [
+            JudgeVariant(name=name, judge=ScriptedAdapter(script, provider=name, model=name))
+            for name, script in scripts.items()
+        ],
+        name="route_panel",
+    )
+    return RepeatedJudgeMetric(panel, repeats)
+
+
+def _panel_stages(repeats: int = 3) -> list:
+    from docevals_mlflow.evaluation.evaluator import Evaluator
+    from tests.judges.test_calibration import make_case
+
+    return Evaluator([_flaky_panel(repeats)]).evaluate_batch([make_case("c1"), make_case("c2")])
+
+
+def test_a_repeated_panel_keeps_each_members_verdicts() -> None:
+    stages = _panel_stages()
+    entry = stages[0].metric_results[0].details["repeats"]
+    assert entry["members"]["steady"] == ["pass"] * 3
+    assert entry["members"]["strict"] == ["fail"] * 3
+    # Which repeat the flaky member's first call landed in depends on the schedule.
+    assert sorted(entry["members"]["flaky"]) == ["fail", "fail", "pass"]
+    # steady + flaky pass once, steady alone the other times: the panel's vote moves.
+    assert stages[1].metric_results[0].details["repeats"]["members"]["flaky"] == ["pass"] * 3
+
+
+def test_member_figures_by_hand() -> None:
+    figures = judge_repeat_figures(_panel_stages())
+    assert figures is not None
+    (judge,) = figures.judges
+    assert judge.metric == "route_panel"
+    members = {member.member: member for member in judge.members or ()}
+    assert sorted(members) == ["flaky", "steady", "strict"]
+    # flaky: c1 flipped, c2 passed all 3 -> flip 1/2, pass^3 1/2.
+    assert (members["flaky"].stages, members["flaky"].flipped) == (2, 1)
+    assert members["flaky"].flip_rate == pytest.approx(0.5)
+    assert members["flaky"].pass_all == pytest.approx(0.5)
+    assert (members["steady"].flip_rate, members["steady"].pass_all) == (0, 1)
+    assert (members["strict"].flip_rate, members["strict"].pass_all) == (0, 0)
+
+    lines = repeat_lines(figures)
+    assert "judge route_panel/flaky: 1 of 2 flipped (50.0%), pass^3 50.0%" in lines
+    assert not [line for line in lines if "steady" in line or "strict" in line]
+    section = "\n".join(judge_repeat_section(figures))
+    assert "| Panel | Member | Stages | Flipped | Flip rate | pass^3 |" in section
+    assert "| route_panel | flaky | 2 | 1 | 50.0% | 50.0% |" in section
+    assert "| route_panel | steady | 2 | 0 | 0.0% | 100.0% |" in section
+    assert "| route_panel | strict | 2 | 0 | 0.0% | 0.0% |" in section
+
+
+def test_single_judges_have_no_members_in_the_json() -> None:
+    figures = judge_repeat_figures([_stage("a", ["pass", "fail"])])  # type: ignore[list-item]
+    assert figures is not None
+    assert figures.judges[0].members is None
+    assert "members" not in figures.model_dump_json()
+    assert "Member" not in "\n".join(judge_repeat_section(figures))
+
+
+def test_panel_members_reach_the_report_the_console_and_mlflow(
+    capsys, provider_server: ProviderServer, case_files, tmp_path, mlflow_store
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from tests.helpers import write_text
+    from tests.judges.test_cli_judges import local_variants
+
+    panel = write_text(
+        tmp_path / "panel.yaml",
+        "name: route_panel\nvariants:\n" + local_variants(provider_server, "m1", "m2"),
+    )
+    output, markdown = tmp_path / "r.json", tmp_path / "r.md"
+    code, out, err = evaluate_case(
+        capsys, case_files, output, "--panel", panel, "--repeats", "2", "--markdown", markdown
+    )
+    assert code == 0, err
+    assert len(provider_server.requests) == 2 * 2
+    figures = case_report(output).judge_repeats
+    assert figures is not None
+    (judge,) = [judge for judge in figures.judges if judge.metric == "route_panel"]
+    assert [(m.member, m.stages, m.flip_rate, m.pass_all) for m in judge.members or ()] == [
+        ("m1", 1, 0, 1),
+        ("m2", 1, 0, 1),
+    ]
+    data = json.loads(output.read_text(encoding="utf-8"))
+    assert [m["member"] for m in data["judge_repeats"]["judges"][0]["members"]] == ["m1", "m2"]
+    assert "| route_panel | m2 | 1 | 0 | 0.0% | 100.0% |" in markdown.read_text("utf-8")
+    assert "route_panel/m" not in out  # no member flipped: no member line
+    (run_,) = MlflowClient(mlflow_store).search_runs(["0", "1"])
+    # One flip-rate key per member, beside the panel's (the panel's own judge/ figures aside).
+    flip_keys = sorted(key for key in run_.data.metrics if key.endswith("/flip_rate"))
+    assert flip_keys == [
+        "judge/route_panel/flip_rate",
+        "judge/route_panel/m1/flip_rate",
+        "judge/route_panel/m2/flip_rate",
+        "repeats/flip_rate",
+    ]
+    assert run_.data.metrics["judge/route_panel/m2/flip_rate"] == 0
