@@ -19,6 +19,10 @@ import pytest
 # MLflow sends usage telemetry unless told not to; tests never touch the network.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
+# Logging a trace whose spans name an LLM provider makes MLflow fetch that provider's
+# price list from GitHub (three tries with back-off, ~7 s per provider offline, in
+# every process); empty means MLflow's bundled copy, the same one it falls back to.
+os.environ["MLFLOW_MODEL_CATALOG_URI"] = ""
 
 ModuleWriter = Callable[[Path, str], str]
 
@@ -112,10 +116,11 @@ def _mlflow_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def mlflow_store(_mlflow_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A fresh temporary SQLite tracking store, used by default (URI returned).
+def migrated_store(_mlflow_template: Path, tmp_path: Path) -> str:
+    """An empty, migrated SQLite store at ``tmp_path / "mlflow.db"`` (URI returned).
 
-    The working directory moves to ``tmp_path`` so that artifacts land there too.
+    A copy of the session's template: nothing else (environment, working directory)
+    changes, so a test that names that path itself opens a ready store.
     """
     store = tmp_path / "mlflow.db"
     shutil.copy(_mlflow_template, store)
@@ -127,11 +132,52 @@ def mlflow_store(_mlflow_template: Path, tmp_path: Path, monkeypatch: pytest.Mon
             "UPDATE experiments SET artifact_location = ? WHERE experiment_id = 0",
             ((tmp_path / "mlruns" / "0").as_uri(),),
         )
-    uri = f"sqlite:///{store}"
+    return f"sqlite:///{store}"
+
+
+@pytest.fixture
+def mlflow_store(migrated_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh temporary SQLite tracking store, used by default (URI returned).
+
+    The working directory moves to ``tmp_path`` so that artifacts land there too.
+    """
     monkeypatch.delenv("DOCEVALS_NO_MLFLOW", raising=False)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", migrated_store)
     monkeypatch.chdir(tmp_path)
-    return uri
+    return migrated_store
+
+
+# The JVM compiles with its quick compiler only and collects garbage on one thread:
+# the Spark tests run small jobs once each, where the optimising compiler costs more
+# CPU than it saves (it changes how fast Java runs, never what Spark computes).
+_SPARK_TEST_JVM = "--driver-java-options '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' pyspark-shell"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local Spark session (``local[2]``) for every Spark test in the run.
+
+    Starting one costs seconds, so all Spark tests (tests/spark and tracking's) share
+    it; once started, an idle JVM takes no CPU from the rest of the suite.
+    """
+    pytest.importorskip("pyspark", reason="needs the spark extra")
+    from docevals_mlflow.spark.session import spark_session
+
+    # Read once, when the JVM starts; a developer's own setting wins.
+    added = "PYSPARK_SUBMIT_ARGS" not in os.environ
+    if added:
+        os.environ["PYSPARK_SUBMIT_ARGS"] = _SPARK_TEST_JVM
+    try:
+        session = spark_session("local[2]", app_name="docevals-tests")
+    finally:
+        if added:
+            del os.environ["PYSPARK_SUBMIT_ARGS"]
+    # Small data: two shuffle partitions instead of 200 keep every job short.
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    # Timestamps are written in the session's zone: the same text on any machine.
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    yield session
+    session.stop()
 
 
 @pytest.fixture

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,6 +307,29 @@ def _assessment_rows(
         )  # fmt: skip
 
 
+MODEL_CATALOG_VARIABLE = "MLFLOW_MODEL_CATALOG_URI"
+
+
+@contextmanager
+def bundled_model_catalog() -> Iterator[None]:
+    """MLflow's own model catalog for pricing LLM spans, not a download.
+
+    Storing a span with a model and token usage but no cost, MLflow prices it from a
+    catalog it first fetches from GitHub (``MLFLOW_MODEL_CATALOG_URI``); offline that
+    stalls about 7 s per provider before MLflow falls back to the copy it ships. Logging
+    an evaluation must work offline and never reach out unasked, so the shipped copy is
+    used, unless the user named a catalog themselves.
+    """
+    if MODEL_CATALOG_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[MODEL_CATALOG_VARIABLE] = ""
+    try:
+        yield
+    finally:
+        os.environ.pop(MODEL_CATALOG_VARIABLE, None)
+
+
 def _span_row(
     entry: dict[str, Any], trace_id: str, experiment_id: int, plain_only: bool
 ) -> tuple[Any, ...]:
@@ -320,7 +345,8 @@ def _span_row(
         from mlflow.tracing.otel.translation import translate_span_when_storing
         from mlflow.tracing.utils import TraceJSONEncoder
 
-        span_dict = translate_span_when_storing(_AsDict(entry))  # type: ignore[arg-type]
+        with bundled_model_catalog():
+            span_dict = translate_span_when_storing(_AsDict(entry))  # type: ignore[arg-type]
         content = json.dumps(span_dict, cls=TraceJSONEncoder, ensure_ascii=False)
     attributes = span_dict.get("attributes", {})
     cost = {}

@@ -136,21 +136,34 @@ def _artifacts(root: Path) -> dict[str, bytes]:
     return files
 
 
-@pytest.fixture
-def stores(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    mlflow_uri, mlflow_path = _store(tmp_path, "through-mlflow")
-    direct_uri, direct_path = _store(tmp_path, "direct")
-    bundles = [
-        (_bundle(tmp_path, "fields"), "new-experiment", "fields receipts"),
-        (_pipeline_bundle(tmp_path), "existing", "pipeline p1"),
-        (_bundle(tmp_path, "edited", hand_edits=True), "new-experiment", "edited"),
-    ]
-    logged = []
-    for folder, experiment, name in bundles:
-        through = _log(folder, mlflow_uri, experiment, name, monkeypatch, direct=False)
-        direct = _log(folder, direct_uri, experiment, name, monkeypatch, direct=True)
-        logged.append((through, direct))
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    # Built once for the module (logging six bundles into two new stores takes
+    # seconds): the tests that use it only read the two stores.
+    tmp_path = tmp_path_factory.mktemp("stores")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        # Module fixtures start before the suite's per-test environment: set it here.
+        monkeypatch.setenv("DOCEVALS_NO_MLFLOW", "1")
+        for name in (
+            "MLFLOW_TRACKING_URI",
+            "MLFLOW_RUN_ID",
+            "MLFLOW_EXPERIMENT_NAME",
+            "MLFLOW_EXPERIMENT_ID",
+        ):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.chdir(tmp_path)
+        mlflow_uri, mlflow_path = _store(tmp_path, "through-mlflow")
+        direct_uri, direct_path = _store(tmp_path, "direct")
+        bundles = [
+            (_bundle(tmp_path, "fields"), "new-experiment", "fields receipts"),
+            (_pipeline_bundle(tmp_path), "existing", "pipeline p1"),
+            (_bundle(tmp_path, "edited", hand_edits=True), "new-experiment", "edited"),
+        ]
+        logged = []
+        for folder, experiment, name in bundles:
+            through = _log(folder, mlflow_uri, experiment, name, monkeypatch, direct=False)
+            direct = _log(folder, direct_uri, experiment, name, monkeypatch, direct=True)
+            logged.append((through, direct))
     return (mlflow_uri, mlflow_path), (direct_uri, direct_path), logged
 
 

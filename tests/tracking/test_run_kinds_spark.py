@@ -4,7 +4,6 @@ other entry points)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,6 @@ from tests.tracking.test_run_kinds_agree import (
 )
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    pytest.importorskip("pyspark", reason="needs the spark extra")
-    from pyspark.sql import SparkSession
-
-    from docevals_mlflow.spark.session import spark_session
-
-    # A session the Spark tests started is theirs to stop; one started here is ours.
-    started = SparkSession.getActiveSession() is None
-    session = spark_session("local[1]", app_name="docevals-run-kinds")
-    yield session
-    if started:
-        session.stop()
 
 
 def test_spark_log_holds_the_cli_run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,12 @@ from docevals_mlflow.tracking.trace_records import (
 )
 from tests.tracking.invoices import SCHEMA
 from tests.tracking.test_runs import DOCUMENTS
+
+
+@pytest.fixture(autouse=True)
+def _store_is_migrated(migrated_store: str) -> None:
+    """The store the tests name (tmp_path/mlflow.db) is a copy of one migrated once
+    per session: MLflow's migrations cost seconds per new store."""
 
 
 def _uri(tmp_path: Path) -> str:
@@ -239,3 +246,32 @@ def test_the_evaluator_plugin_refuses_a_bad_traces_policy(mlflow_store):
 
     with mlflow.start_run(), pytest.raises(InputError, match="invalid traces policy"):
         evaluate(receipts(), id_col="doc_id", traces="some")
+
+
+def test_unpriced_llm_spans_are_priced_without_a_download(tmp_path, monkeypatch):
+    # MLflow prices an LLM span without a cost from a catalog it downloads first;
+    # logging must not reach out (offline it stalls ~7 s a provider), so MLflow's
+    # shipped catalog is used, and a catalog the user named is left alone.
+    import mlflow.utils.providers as providers
+
+    fetched: list[str] = []
+    monkeypatch.setattr(
+        providers, "_fetch_http_provider", lambda provider, url: fetched.append(url)
+    )
+    monkeypatch.setattr(providers, "_remote_cache", None)
+    monkeypatch.delenv("MLFLOW_MODEL_CATALOG_URI", raising=False)
+    uri = _uri(tmp_path)
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("x", artifact_location=str(tmp_path / "art"))
+    run_id = client.create_run(experiment_id).info.run_id
+    unpriced = dataclasses.replace(_llm_span(), model="gpt-4o-mini", cost_usd=None)
+    record = TraceRecord(name="case c1", inputs={"case_id": "c1"}, spans=[unpriced])
+    trace_store.log_traces(client, run_id, experiment_id, [record])
+    assert fetched == []
+    assert "MLFLOW_MODEL_CATALOG_URI" not in os.environ
+    (trace,) = _run_traces(uri, run_id, experiment_id)
+    assert trace.data.spans[1].llm_cost["total_cost"] > 0  # from the shipped catalog
+
+    monkeypatch.setenv("MLFLOW_MODEL_CATALOG_URI", "https://catalog.invalid/models")
+    trace_store.log_traces(client, run_id, experiment_id, [record])
+    assert fetched == ["https://catalog.invalid/models/openai.json"]

@@ -10,7 +10,6 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 
 from docevals_mlflow.cli import main
-from tests.spark.conftest import spark  # noqa: F401  (the shared local session)
 
 
 def _traced_ids(uri: str, run_id: str) -> list[str]:
@@ -43,7 +42,7 @@ def test_workers_runs_trace_the_same_documents(mlflow_store):
     assert _traced_ids(mlflow_store, runs["two"]) == wrong
 
 
-def test_spark_runs_honour_the_traces_policy(spark, mlflow_store):  # noqa: F811
+def test_spark_runs_honour_the_traces_policy(spark, mlflow_store):
     from docevals_mlflow.tracking.api import log_field_comparison
     from tests.spark.test_compare import compare, documents, serial
 

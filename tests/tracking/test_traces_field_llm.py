@@ -90,6 +90,12 @@ def _providers(server: ProviderServer, cache: JudgeCache | None = None) -> Field
     return FieldMethodProviders(embeddings, judge, cache=cache)
 
 
+@pytest.fixture(autouse=True)
+def _store_is_migrated(migrated_store: str) -> None:
+    """The store the tests name (tmp_path/mlflow.db) is a copy of one migrated once
+    per session: MLflow's migrations cost seconds per new store."""
+
+
 def _log(tmp_path: Path, report: dict[str, Any], traces: str = "all") -> tuple[str, Any]:
     uri = f"sqlite:///{tmp_path.as_posix()}/mlflow.db"
     options = RunOptions(tracking_uri=uri, traces=traces)

@@ -56,6 +56,12 @@ def _evaluator() -> PipelineEvaluator:
     return PipelineEvaluator(default_metrics=[ExactStructuredMetric(), judge])
 
 
+@pytest.fixture(autouse=True)
+def _store_is_migrated(migrated_store: str) -> None:
+    """The store the tests name (tmp_path/mlflow.db) is a copy of one migrated once
+    per session: MLflow's migrations cost seconds per new store."""
+
+
 def _uri(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path.as_posix()}/mlflow.db"
 
