@@ -25,6 +25,7 @@ The work is shared out: :mod:`~docevals_mlflow.core.input_files` opens files,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,15 @@ def record_id(
         path="id",
         expected=expected or "a non-empty string or an integer",
     )
+
+
+def json_lines(path: Path, *, one_line: str) -> Iterator[tuple[int, str, Any]]:
+    """The records of a JSON Lines file as ``(line number, "line N", value)``, blank
+    lines skipped, a leading BOM tolerated; a line that is not one JSON value is an
+    error naming the file and the line (``one_line`` says what a line should hold)."""
+    source = str(path)
+    lines = read_bytes_file(path).removeprefix(UTF8_BOM).split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if raw.strip():
+            record = f"line {number}"
+            yield number, record, parse_json(raw, source=source, record=record, one_line=one_line)

@@ -34,11 +34,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from docevals_mlflow.core.datafiles import (
-    UTF8_BOM,
     check_file,
     decode_text,
     is_folder_input,
-    parse_json,
+    json_lines,
     read_bytes_file,
     record_id,
 )
@@ -222,14 +221,7 @@ def _is_grid(value: Any) -> bool:
 
 def _json_lines(path: Path, side: str) -> Iterator[_Record]:
     source = str(path)
-    lines = read_bytes_file(path).removeprefix(UTF8_BOM).split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record = f"line {number}"
-        value = parse_json(
-            raw, source=source, record=record, one_line="one record per line (JSON Lines)"
-        )
+    for number, record, value in json_lines(path, one_line="one record per line (JSON Lines)"):
         if not isinstance(value, dict):
             raise InputError(
                 f"a record must be an object, not {type(value).__name__}",

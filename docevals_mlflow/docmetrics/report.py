@@ -20,15 +20,12 @@ Pure: no MLflow, no rendering (``reports.text_markdown`` renders the Markdown).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Literal, Self
+from typing import Literal
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.model import DocEvalsModel
+from docevals_mlflow.core.report_file import ReportFile
 from docevals_mlflow.docmetrics.inputs import InputForm, Page, PairedInputs
 from docevals_mlflow.docmetrics.normalize import DEFAULT, TextNormalization
 from docevals_mlflow.docmetrics.tables import TableScore, score_table
@@ -38,7 +35,6 @@ from docevals_mlflow.docmetrics.text import (
     document_figures,
     score_texts,
 )
-from docevals_mlflow.errors import InputError
 
 
 class TextPage(DocEvalsModel):
@@ -133,7 +129,7 @@ class Normalization(DocEvalsModel):
     remove_punctuation: bool
 
 
-class TextMetricsReport(DocEvalsModel):
+class TextMetricsReport(ReportFile):
     """The report of ``docevals text``."""
 
     kind: Literal["text"] = "text"
@@ -168,23 +164,6 @@ class TextMetricsReport(DocEvalsModel):
     def worst_tables(self, count: int = 10) -> list[TablePage]:
         """The ``count`` tables of lowest TEDS, worst first (ties by name)."""
         return sorted(self.table_pages, key=lambda page: (page.teds, page.name))[:count]
-
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """The report as JSON text (UTF-8, ending with a newline)."""
-        return self.model_dump_json(indent=indent) + "\n"
-
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the JSON report atomically."""
-        return atomic_write_text(path, self.to_json())
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Read a JSON report written by :meth:`write`."""
-        source = Path(path)
-        try:
-            return cls.model_validate(load_json_file(source))
-        except InputError as exc:
-            raise exc.located(source=str(source)) from None
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -13,19 +13,17 @@ full act is rebuilt with the layer's role, person and digest.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import fcntl
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import load_json_file
-from docevals_mlflow.errors import ApprovalError, InputError, OutputError
+from docevals_mlflow.errors import ApprovalError, InputError
 from docevals_mlflow.groundtruth.chain_records import ActSignature, Role
 from docevals_mlflow.groundtruth.key_loading import load_signing_key
 from docevals_mlflow.groundtruth.keys import PublicKey, SigningKeyLike
+from docevals_mlflow.groundtruth.layer_lock import layer_lock
 from docevals_mlflow.groundtruth.layer_records import LayerFile, LayerSignature, layer_digest
 from docevals_mlflow.groundtruth.signing import decode_base64, sign, verify
 
@@ -195,7 +193,7 @@ def sign_review(
             "docevals review answer)",
             source=str(file),
         )
-    with _locked(file):
+    with layer_lock(file):
         layer = read_layer(file)
         if layer.role != role:
             raise InputError(
@@ -213,19 +211,3 @@ def sign_review(
         signed = layer.model_copy(update={"signature": layer_signature(act)})
         atomic_write_text(file, signed.model_dump_json(indent=1, exclude_none=True) + "\n")
     return act
-
-
-@contextlib.contextmanager
-def _locked(file: Path) -> Iterator[None]:
-    # The same lock file as review_layers.record_answer takes, so a signature and an
-    # answer written at once are serialised (the answer then drops the signature).
-    lock = file.with_name(file.name + ".lock")
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise OutputError(f"cannot lock: {exc.strerror or exc}", source=str(lock)) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

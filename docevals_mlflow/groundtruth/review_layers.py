@@ -16,15 +16,13 @@ values, and a review file with decisions that :func:`approve_review` accepts.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import fcntl
 import gc
 import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +30,9 @@ from docevals_mlflow.core.atomic import atomic_write_text
 from docevals_mlflow.core.datafiles import UTF8_BOM, parse_json, read_bytes_file
 from docevals_mlflow.core.fingerprints import canonical_json
 from docevals_mlflow.core.values import is_empty
-from docevals_mlflow.errors import InputError, OutputError
+from docevals_mlflow.errors import InputError
 from docevals_mlflow.groundtruth.layer_agreement import review_agreement
+from docevals_mlflow.groundtruth.layer_lock import layer_lock
 from docevals_mlflow.groundtruth.layer_records import (
     Action,
     LayerEntry,
@@ -122,7 +121,7 @@ def record_answer(
     targets = Targets(review)
     key = targets.key(path, source=source)
     _check_answer(targets, key, action, value, role, reason, source)
-    with _locked(file):
+    with layer_lock(file):
         digest = current_digest(review)
         layer = _read_existing(file, targets, digest)
         if layer is None:
@@ -190,22 +189,6 @@ def _current(entries: list[LayerEntry], key: str) -> LayerEntry | None:
         if entry.path == key:
             return entry
     return None
-
-
-@contextlib.contextmanager
-def _locked(file: Path) -> Iterator[None]:
-    """An exclusive lock on ``<file>.lock`` for the read-append-write of one answer."""
-    lock = file.with_name(file.name + ".lock")
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise OutputError(f"cannot lock: {exc.strerror or exc}", source=str(lock)) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _read_existing(file: Path, targets: Targets, digest: str) -> LayerFile | None:

@@ -22,12 +22,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docevals_mlflow.core.datafiles import (
-    UTF8_BOM,
     is_folder_input,
     json_files,
+    json_lines,
     load_json_file,
-    parse_json,
-    read_bytes_file,
     record_id,
 )
 from docevals_mlflow.errors import InputError
@@ -54,14 +52,8 @@ def _is_packet_object(value: Any) -> bool:
 
 def _json_lines(path: Path, side: Side) -> Iterator[tuple[SplitPacket, str]]:
     source = str(path)
-    lines = read_bytes_file(path).removeprefix(UTF8_BOM).split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record = f"line {number}"
-        value = parse_json(
-            raw, source=source, record=record, one_line="one packet object per line (JSON Lines)"
-        )
+    lines = json_lines(path, one_line="one packet object per line (JSON Lines)")
+    for _, record, value in lines:
         if not _is_packet_object(value):
             raise InputError(
                 "a line must be a packet object",

@@ -11,15 +11,11 @@ aggregated over packets (``accuracy`` pools pages or sections, the *micro* figur
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from docevals_mlflow._version import __version__
-from docevals_mlflow.core.atomic import atomic_write_text
-from docevals_mlflow.core.datafiles import load_json_file
 from docevals_mlflow.core.model import DocEvalsModel
-from docevals_mlflow.errors import InputError
+from docevals_mlflow.core.report_file import ReportFile
 from docevals_mlflow.split.boundaries import BoundaryScores
 from docevals_mlflow.split.classes import ClassReport
 from docevals_mlflow.split.graded import GradedFigures, GradedScores
@@ -137,7 +133,7 @@ class Unpaired(ReportPart):
     predicted_only: list[str]
 
 
-class SplitReport(DocEvalsModel):
+class SplitReport(ReportFile):
     """A split evaluation of one or many packets."""
 
     kind: Literal["split"] = "split"
@@ -162,23 +158,6 @@ class SplitReport(DocEvalsModel):
             if packet.id == packet_id:
                 return packet
         raise KeyError(packet_id)
-
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """The report as JSON text (UTF-8, ending with a newline)."""
-        return self.model_dump_json(indent=indent) + "\n"
-
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the JSON report atomically."""
-        return atomic_write_text(path, self.to_json())
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Read a JSON report written by :meth:`write`."""
-        source = Path(path)
-        try:
-            return cls.model_validate(load_json_file(source))
-        except InputError as exc:
-            raise exc.located(source=str(source)) from None
 
 
 __all__ = [
